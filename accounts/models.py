@@ -1,0 +1,64 @@
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser, Group
+from django.db import models
+
+from accounts.choices import AuditAction
+from accounts.querysets import AuditEventQuerySet
+
+
+class User(AbstractUser):
+    """A person or service account; permissions come from its groups' scopes."""
+
+    class Meta:
+        db_table = "accounts_user"
+
+
+class Scope(models.Model):
+    """A named bundle of server rules (MCP methods and tools) and UI permissions, granted to groups.
+
+    The rule format is the reference implementation's scopes.yml: `server_rules` is a list of
+    `{server, methods, tools}` and `ui_permissions` maps a permission name to a list of paths or "all".
+    """
+
+    name = models.CharField(max_length=150, unique=True)
+    description = models.TextField(blank=True)
+    server_rules = models.JSONField(default=list, blank=True)
+    ui_permissions = models.JSONField(default=dict, blank=True)
+    groups = models.ManyToManyField(Group, related_name="scopes", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AuditEvent(models.Model):
+    """One mutation: who did what to which object, and when. Written by services, never edited."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    actor_name = models.CharField(max_length=150, help_text="kept when the user is deleted")
+    action = models.CharField(max_length=40, choices=AuditAction.choices, db_index=True)
+    target = models.CharField(max_length=300, db_index=True, help_text="kind:identifier, e.g. server:/time")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.action} {self.target}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise PermissionError("audit events are append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("audit events are append-only")

@@ -1,0 +1,64 @@
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from agents.choices import Visibility
+from agents.querysets import AgentQuerySet
+from registry_site.validators import PATH_MAX_LENGTH, validate_registry_path
+
+EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
+
+
+class Agent(models.Model):
+    """An A2A agent card published to the registry, with its owner and visibility.
+
+    `embedding` is computed out of band: saves set `embedding_dirty` and a task embeds dirty rows.
+    """
+
+    name = models.CharField(max_length=200)
+    description = models.TextField()
+    path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
+    url = models.URLField(max_length=2048)
+    version = models.CharField(max_length=100)
+    provider = models.CharField(max_length=100, blank=True)
+    security_schemes = models.JSONField(default=dict, blank=True)
+    skills = models.JSONField(default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PUBLIC, db_index=True
+    )
+    license = models.CharField(max_length=100, blank=True, default="N/A")
+    is_enabled = models.BooleanField(default=False, db_index=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="agents"
+    )
+    groups = models.ManyToManyField(
+        Group, blank=True, related_name="agents", help_text="groups that see an internal agent"
+    )
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_dirty = models.BooleanField(default=True, db_index=True)
+    registered_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AgentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["path"]
+        indexes = [
+            HnswIndex(
+                name="agent_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+    @property
+    def num_skills(self) -> int:
+        return len(self.skills) if isinstance(self.skills, list) else 0

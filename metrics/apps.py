@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class MetricsConfig(AppConfig):
+    """The metrics collection service (its own ASGI entry and port)."""
+
+    name = "metrics"

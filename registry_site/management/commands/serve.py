@@ -1,0 +1,113 @@
+"""`manage.py serve`: migrate, make sure an admin exists, then run web, worker and beat together."""
+
+import os
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from accounts.services import admin_ensure
+from registry_site import preflight, supervisor
+
+
+class Command(BaseCommand):
+    help = "Start the whole registry (daphne web + websocket, Celery worker, Celery beat) as one group."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-migrate", action="store_true", help="skip applying migrations")
+
+    def handle(self, *args, **options):
+        host, port = settings.REGISTRY_HOST, settings.REGISTRY_PORT
+        try:
+            preflight.check_database()
+            preflight.check_redis()
+            preflight.check_port_free("REGISTRY_PORT", host, port)
+        except preflight.PreflightError as exc:
+            raise CommandError(str(exc)) from exc
+
+        if not options["no_migrate"]:
+            self.stdout.write("==> applying migrations")
+            call_command("migrate", interactive=False, verbosity=1, stdout=self.stdout)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        admin = admin_ensure(
+            username=settings.ADMIN_USER,
+            password=settings.ADMIN_PASSWORD,
+            password_file=settings.ADMIN_PASSWORD_FILE,
+        )
+
+        children = [
+            supervisor.Child(
+                "web",
+                supervisor.python_module(
+                    "daphne", "-b", host, "-p", str(port), "--proxy-headers", "registry_site.asgi:application"
+                ),
+            ),
+            supervisor.Child(
+                "worker",
+                supervisor.python_module(
+                    "celery",
+                    "-A",
+                    "registry_site",
+                    "worker",
+                    "--loglevel",
+                    settings.LOG_LEVEL,
+                    "--concurrency",
+                    str(settings.CELERY_WORKER_CONCURRENCY),
+                    "--hostname",
+                    "worker@%h",
+                ),
+            ),
+            supervisor.Child(
+                "beat",
+                supervisor.python_module(
+                    "celery",
+                    "-A",
+                    "registry_site",
+                    "beat",
+                    "--loglevel",
+                    settings.LOG_LEVEL,
+                    "--schedule",
+                    settings.CELERY_BEAT_SCHEDULE_FILENAME,
+                ),
+            ),
+        ]
+        # Children join the servers this process holds instead of starting their own.
+        env = {
+            **os.environ,
+            "DATABASE_URL": settings.DATABASE_URL,
+            "REDIS_URL": settings.REDIS_URL,
+            "SECRET_KEY": settings.SECRET_KEY,
+            "PYTHONUNBUFFERED": "1",
+        }
+        group = supervisor.Supervisor(children, env, write=self.stdout.write)
+        supervisor.install_signal_handlers(group)
+        group.start()
+
+        base_url = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0') else host}:{port}"
+        if supervisor.wait_until_healthy(f"http://{host}:{port}/health", group):
+            self._banner(base_url, admin)
+        code = group.wait()
+        self.stdout.write("supervisor | stopping")
+        group.stop()
+        if code:
+            raise CommandError("a process of the group exited; see its output above")
+        self.stdout.write("supervisor | stopped")
+
+    def _banner(self, base_url: str, admin) -> None:
+        lines = [
+            "",
+            "  MCP Gateway Registry is running",
+            f"    dashboard      {base_url}/",
+            f"    admin          {base_url}/admin/",
+            f"    health         {base_url}/health",
+            f"    admin user     {admin.user.get_username()}",
+        ]
+        if admin.password_file is not None:
+            lines.append(f"    admin password generated and written to {admin.password_file} (shown once):")
+            lines.append(f"                   {admin.password_file.read_text().splitlines()[1]}")
+        elif settings.ADMIN_PASSWORD:
+            lines.append("    admin password from ADMIN_PASSWORD")
+        elif settings.ADMIN_PASSWORD_FILE.exists():
+            lines.append(f"    admin password in {settings.ADMIN_PASSWORD_FILE}")
+        lines.append("  Press Ctrl-C to stop.\n")
+        self.stdout.write("\n".join(lines))

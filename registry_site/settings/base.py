@@ -1,0 +1,140 @@
+"""Settings shared by every environment. Everything exists here; production only tightens."""
+
+from registry_site import embedded
+from registry_site.settings.env import BASE_DIR, env, env_required
+from registry_site.settings.services import (  # noqa: F401 (re-exported as settings)
+    DATABASE_URL,
+    EMBEDDED_DATABASE,
+    EMBEDDED_REDIS,
+    REDIS_URL,
+    VAR_DIR,
+)
+
+DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+DATABASES["default"]["OPTIONS"] = {**DATABASES["default"].get("OPTIONS", {}), "connect_timeout": 5}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# -- core ------------------------------------------------------------------------------------------
+
+if EMBEDDED_DATABASE:
+    # Generated once under var/ so sessions and tokens survive restarts and all processes agree.
+    SECRET_KEY = env.str("SECRET_KEY", default="") or embedded.read_or_create_secret(VAR_DIR / "secret_key")
+else:
+    SECRET_KEY = env_required("SECRET_KEY", "set it to a long random string shared by every process")
+
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "channels",
+    "registry_site",
+    "accounts",
+    "servers",
+    "agents",
+    "metrics",
+]
+
+MIDDLEWARE = [
+    "registry_site.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "registry_site.urls"
+ASGI_APPLICATION = "registry_site.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+# Serve straight from the source folders unless collectstatic has been run (production).
+WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=True)
+
+# -- sessions and cookies --------------------------------------------------------------------------
+
+SESSION_COOKIE_AGE = 8 * 60 * 60
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# -- cache (Redis) ---------------------------------------------------------------------------------
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "registry",
+        "OPTIONS": {"socket_connect_timeout": 5, "socket_timeout": 5},
+    }
+}
+
+# -- the registry ----------------------------------------------------------------------------------
+
+REGISTRY_SERVICE_NAME = "mcp-gateway-registry"
+REGISTRY_NAMESPACE = env.str("REGISTRY_NAMESPACE", default="mcpgateway")
+REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
+REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
+ADMIN_USER = env.str("ADMIN_USER", default="admin")
+ADMIN_PASSWORD = env.str("ADMIN_PASSWORD", default="")
+ADMIN_PASSWORD_FILE = VAR_DIR / "admin_password"
+
+# -- logging ---------------------------------------------------------------------------------------
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}
+
+from registry_site.settings.celery import *  # noqa: E402,F403
+from registry_site.settings.channels import *  # noqa: E402,F403
+from registry_site.settings.rest import *  # noqa: E402,F403

@@ -1,0 +1,20 @@
+"""Celery: Redis broker, no result backend (tasks report through the database), one beat schedule."""
+
+from registry_site.settings.env import env
+from registry_site.settings.services import REDIS_URL, VAR_DIR
+
+CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True  # a task whose worker dies is redelivered; every task is safe to run twice
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_WORKER_CONCURRENCY = env.int("CELERY_WORKER_CONCURRENCY", default=2)
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# Periodic work. Each entry names its task, its period and an `expires` just under the period so a
+# backlog never runs stale copies.
+CELERY_BEAT_SCHEDULE: dict = {}

@@ -1,0 +1,20 @@
+"""Where state lives: PostgreSQL and Redis from the environment, or the embedded servers under var/."""
+
+from pathlib import Path
+
+from registry_site import embedded
+from registry_site.settings.env import BASE_DIR, ConfigurationError, env
+
+VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+
+# DATABASE_URL / REDIS_URL unset: start (or join) the embedded servers under VAR_DIR.
+_database_url = env.str("DATABASE_URL", default="")
+_redis_url = env.str("REDIS_URL", default="")
+EMBEDDED_DATABASE = not _database_url
+EMBEDDED_REDIS = not _redis_url
+try:
+    _embedded = embedded.acquire(VAR_DIR, postgres=EMBEDDED_DATABASE, redis=EMBEDDED_REDIS)
+except embedded.EmbeddedServiceError as exc:
+    raise ConfigurationError(str(exc)) from exc
+DATABASE_URL = _database_url or _embedded.database_url
+REDIS_URL = _redis_url or _embedded.redis_url

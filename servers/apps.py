@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ServersConfig(AppConfig):
+    """MCP servers, their tools and their health."""
+
+    name = "servers"

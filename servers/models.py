@@ -1,0 +1,69 @@
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from registry_site.validators import PATH_MAX_LENGTH, validate_registry_path
+from servers.choices import AuthType, HealthStatus, Transport
+from servers.querysets import ServerQuerySet
+
+
+class Server(models.Model):
+    """An MCP server behind the gateway: where to proxy to, what it offers and whether it answers.
+
+    `headers` are the outbound headers the gateway sends to the server (credentials, usually); no API
+    response and no admin list ever shows them.
+    """
+
+    path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    proxy_pass_url = models.URLField(max_length=2048)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    num_tools = models.PositiveIntegerField(default=0)
+    num_stars = models.PositiveIntegerField(default=0)
+    is_python = models.BooleanField(default=False)
+    license = models.CharField(max_length=100, blank=True, default="N/A")
+    is_enabled = models.BooleanField(default=False, db_index=True)
+    health_status = models.CharField(
+        max_length=32, choices=HealthStatus.choices, default=HealthStatus.UNKNOWN, db_index=True
+    )
+    health_detail = models.TextField(blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    supported_transports = ArrayField(
+        models.CharField(max_length=32, choices=Transport.choices),
+        default=list,
+        blank=True,
+    )
+    auth_type = models.CharField(max_length=32, choices=AuthType.choices, default=AuthType.NONE)
+    auth_provider = models.CharField(max_length=100, blank=True)
+    headers = models.JSONField(default=dict, blank=True)
+    version = models.CharField(max_length=100, default="1.0.0")
+    registered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    objects = ServerQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["path"]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class Tool(models.Model):
+    """A tool a server offers, as its `tools/list` answer described it."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tools")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    input_schema = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["server_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_unique_per_server")]
+
+    def __str__(self) -> str:
+        return f"{self.server.path}:{self.name}"
