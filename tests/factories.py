@@ -1,0 +1,65 @@
+"""factory_boy factories for every model the tests build."""
+
+import factory
+from django.contrib.auth.models import Group
+
+from accounts.models import User
+from agents.models import Agent
+from servers.models import Server, Tool
+
+PASSWORD = "correct horse battery staple"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda o: f"{o.username}@example.test")
+    password = factory.django.Password(PASSWORD)
+
+
+class GroupFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Group
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"group{n}")
+
+
+class ServerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Server
+
+    path = factory.Sequence(lambda n: f"/server{n}")
+    name = factory.Sequence(lambda n: f"Server {n}")
+    description = "A test MCP server"
+    proxy_pass_url = factory.Sequence(lambda n: f"http://127.0.0.1:{20000 + n}/mcp")
+    tags = factory.LazyFunction(lambda: ["test"])
+    is_enabled = True
+
+
+class ToolFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Tool
+
+    server = factory.SubFactory(ServerFactory)
+    name = factory.Sequence(lambda n: f"tool_{n}")
+    description = "Does one thing"
+    input_schema = factory.LazyFunction(lambda: {"type": "object", "properties": {}})
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Agent
+
+    name = factory.Sequence(lambda n: f"Agent {n}")
+    description = "A test A2A agent"
+    path = factory.Sequence(lambda n: f"/agent{n}")
+    url = factory.Sequence(lambda n: f"http://127.0.0.1:{30000 + n}/")
+    version = "1.0.0"
+    skills = factory.LazyFunction(
+        lambda: [{"name": "summarize", "description": "Summarize text", "input_schema": {"type": "object"}}]
+    )
+    owner = factory.SubFactory(UserFactory)
