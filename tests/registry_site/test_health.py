@@ -36,7 +36,16 @@ def test_health_answers_503_with_a_detail_when_the_database_is_unreachable(free_
         SECRET_KEY="test-secret-key-for-an-unreachable-database",
     )
     web = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(free_port), "registry_site.asgi:application"],
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(free_port),
+            "registry_site.asgi:application",
+        ],
         cwd=PROJECT_DIR,
         env=env,
         stdout=subprocess.DEVNULL,

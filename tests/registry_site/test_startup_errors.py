@@ -16,7 +16,9 @@ def assert_one_line(stderr: str, *fragments: str) -> None:
 
 
 def test_a_missing_secret_key_outside_the_embedded_default_stops_start_up():
-    env = clean_env(DATABASE_URL="postgresql://registry@127.0.0.1:1/registry", REDIS_URL="redis://127.0.0.1:1/0")
+    env = clean_env(
+        DATABASE_URL="postgresql://registry@127.0.0.1:1/registry", REDIS_URL="redis://127.0.0.1:1/0"
+    )
 
     result = run_manage("check", env=env)
 
