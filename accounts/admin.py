@@ -3,6 +3,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
+from accounts import services
 from accounts.models import AuditEvent, Scope, User
 
 admin.site.site_header = "MCP Gateway Registry"
@@ -29,6 +30,26 @@ class ScopeAdmin(admin.ModelAdmin):
     @admin.display(description="groups")
     def group_names(self, obj: Scope) -> str:
         return ", ".join(group.name for group in obj.groups.all())
+
+    def save_model(self, request, obj, form, change):
+        fields = {
+            name: form.cleaned_data[name]
+            for name in form.changed_data
+            if name in services.SCOPE_EDITABLE_FIELDS
+        }
+        if change:
+            scope = services.scope_update(actor=request.user, scope=Scope.objects.get(pk=obj.pk), **fields)
+        else:
+            scope = services.scope_create(actor=request.user, name=obj.name, **fields)
+        obj.pk = scope.pk
+        obj.refresh_from_db()
+
+    def delete_model(self, request, obj):
+        services.scope_delete(actor=request.user, scope=obj)
+
+    def delete_queryset(self, request, queryset):
+        for scope in queryset:
+            services.scope_delete(actor=request.user, scope=scope)
 
 
 @admin.register(AuditEvent)

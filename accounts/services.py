@@ -7,7 +7,8 @@ from pathlib import Path
 from django.db import transaction
 
 from accounts.choices import AuditAction
-from accounts.models import AuditEvent, User
+from accounts.models import AuditEvent, Scope, User
+from registry_site.services import apply_changes, require_editable
 
 SYSTEM_ACTOR = "system"
 
@@ -64,3 +65,41 @@ def admin_ensure(*, username: str, password: str, password_file: Path) -> AdminE
                 actor=None, action=AuditAction.USER_CREATE, target=f"user:{username}", detail={"admin": True}
             )
     return AdminEnsureResult(user=user, created=created, password_file=written)
+
+
+SCOPE_EDITABLE_FIELDS = ("description", "server_rules", "ui_permissions")
+
+
+def scope_create(*, actor: User | None, name: str, **fields) -> Scope:
+    """Create a scope (a named bundle of server rules and UI permissions)."""
+    require_editable(fields, SCOPE_EDITABLE_FIELDS)
+    scope = Scope(name=name, **fields)
+    scope.full_clean()
+    with transaction.atomic():
+        scope.save()
+        audit_event_record(actor=actor, action=AuditAction.SCOPE_CREATE, target=f"scope:{name}")
+    return scope
+
+
+def scope_update(*, actor: User | None, scope: Scope, **fields) -> Scope:
+    require_editable(fields, SCOPE_EDITABLE_FIELDS)
+    changed = apply_changes(scope, fields)
+    if not changed:
+        return scope
+    scope.full_clean()
+    with transaction.atomic():
+        scope.save(update_fields=[*changed, "updated_at"])
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SCOPE_UPDATE,
+            target=f"scope:{scope.name}",
+            detail={"fields": changed},
+        )
+    return scope
+
+
+def scope_delete(*, actor: User | None, scope: Scope) -> None:
+    target = f"scope:{scope.name}"
+    with transaction.atomic():
+        scope.delete()
+        audit_event_record(actor=actor, action=AuditAction.SCOPE_DELETE, target=target)

@@ -1,6 +1,7 @@
 """Operator console for agents. Saves, deletes and bulk actions go through the services."""
 
 from django.contrib import admin, messages
+from django.db import models
 
 from agents import services
 from agents.models import Agent
@@ -8,6 +9,7 @@ from agents.models import Agent
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ("path", "name", "visibility", "is_enabled", "skill_count", "owner", "updated_at")
     list_filter = ("is_enabled", "visibility", "embedding_dirty", "provider")
     search_fields = ("path", "name", "description", "url", "owner__username")

@@ -6,6 +6,7 @@ from accounts.choices import AuditAction
 from accounts.models import User
 from accounts.services import audit_event_record
 from agents.models import Agent
+from registry_site.services import apply_changes, require_editable
 
 EDITABLE_FIELDS = (
     "name",
@@ -27,15 +28,9 @@ def _target(agent: Agent) -> str:
     return f"agent:{agent.path}"
 
 
-def _check_fields(fields: dict) -> None:
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise TypeError(f"not editable: {', '.join(sorted(unknown))}")
-
-
 def agent_create(*, actor: User | None, path: str, **fields) -> Agent:
     """Publish an agent card; it starts disabled and owned by the caller."""
-    _check_fields(fields)
+    require_editable(fields, EDITABLE_FIELDS)
     agent = Agent(
         path=path,
         is_enabled=False,
@@ -54,12 +49,10 @@ def agent_create(*, actor: User | None, path: str, **fields) -> Agent:
 
 def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
     """Change an agent card; text changes mark the embedding dirty for the embedding task."""
-    _check_fields(fields)
-    changed = sorted(name for name, value in fields.items() if getattr(agent, name) != value)
+    require_editable(fields, EDITABLE_FIELDS)
+    changed = apply_changes(agent, fields)
     if not changed:
         return agent
-    for name in changed:
-        setattr(agent, name, fields[name])
     update_fields = [*changed, "updated_at"]
     if EMBEDDED_FIELDS.intersection(changed):
         agent.embedding_dirty = True

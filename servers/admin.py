@@ -1,6 +1,7 @@
 """Operator console for servers and tools. Saves, deletes and bulk actions go through the services."""
 
 from django.contrib import admin, messages
+from django.db import models
 
 from servers import services
 from servers.models import Server, Tool
@@ -20,6 +21,7 @@ class ToolInline(admin.TabularInline):
 
 @admin.register(Server)
 class ServerAdmin(admin.ModelAdmin):
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = (
         "path",
         "name",

@@ -5,6 +5,7 @@ from django.db import transaction
 from accounts.choices import AuditAction
 from accounts.models import User
 from accounts.services import audit_event_record
+from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
 from servers.models import Server
 
@@ -32,9 +33,7 @@ def _target(server: Server) -> str:
 
 def server_create(*, actor: User | None, path: str, is_enabled: bool = False, **fields) -> Server:
     """Register a server; it starts `unknown` when enabled (not yet checked) and `disabled` otherwise."""
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise TypeError(f"not editable: {', '.join(sorted(unknown))}")
+    require_editable(fields, EDITABLE_FIELDS)
     server = Server(
         path=path,
         is_enabled=is_enabled,
@@ -57,12 +56,8 @@ def server_create(*, actor: User | None, path: str, is_enabled: bool = False, **
 def server_update(*, actor: User | None, server: Server, **fields) -> Server:
     """Change a server's editable fields; the audit row lists which fields changed (never their values,
     since `headers` may hold credentials)."""
-    unknown = set(fields) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise TypeError(f"not editable: {', '.join(sorted(unknown))}")
-    changed = sorted(name for name, value in fields.items() if getattr(server, name) != value)
-    for name in changed:
-        setattr(server, name, fields[name])
+    require_editable(fields, EDITABLE_FIELDS)
+    changed = apply_changes(server, fields)
     if not changed:
         return server
     server.full_clean()

@@ -5,6 +5,7 @@ from django.contrib.auth.models import Group
 
 from accounts.models import User
 from agents.models import Agent
+from servers.choices import HealthStatus
 from servers.models import Server, Tool
 
 PASSWORD = "correct horse battery staple"
@@ -38,6 +39,9 @@ class ServerFactory(factory.django.DjangoModelFactory):
     proxy_pass_url = factory.Sequence(lambda n: f"http://127.0.0.1:{20000 + n}/mcp")
     tags = factory.LazyFunction(lambda: ["test"])
     is_enabled = True
+    health_status = factory.LazyAttribute(
+        lambda o: HealthStatus.UNKNOWN if o.is_enabled else HealthStatus.DISABLED
+    )
 
 
 class ToolFactory(factory.django.DjangoModelFactory):
