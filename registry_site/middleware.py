@@ -1,22 +1,45 @@
-"""Request ids: accepted from a trusted-looking X-Request-ID or generated, echoed on every response."""
+"""Request ids: accepted from a well-formed X-Request-ID or generated, echoed on every response."""
 
 import re
 import uuid
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+HEADER = "X-Request-ID"
 
 
 class RequestIdMiddleware:
-    """Gives each request an id that error bodies and logs carry, so a report can be traced."""
+    """Gives each request an id that error bodies and logs carry, so a report can be traced.
 
-    header = "X-Request-ID"
+    Sync and async capable, so it never forces a thread hop under ASGI.
+    """
+
+    sync_capable = True
+    async_capable = True
 
     def __init__(self, get_response):
         self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
 
     def __call__(self, request):
-        incoming = request.headers.get(self.header, "")
+        if self.is_async:
+            return self._acall(request)
+        self._assign(request)
+        return self._stamp(request, self.get_response(request))
+
+    async def _acall(self, request):
+        self._assign(request)
+        return self._stamp(request, await self.get_response(request))
+
+    @staticmethod
+    def _assign(request) -> None:
+        incoming = request.headers.get(HEADER, "")
         request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
-        response = self.get_response(request)
-        response[self.header] = request.request_id
+
+    @staticmethod
+    def _stamp(request, response):
+        response[HEADER] = request.request_id
         return response

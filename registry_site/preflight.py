@@ -2,9 +2,10 @@
 
 import socket
 
+import psycopg
 import redis
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import connection
 
 
 class PreflightError(Exception):
@@ -16,15 +17,23 @@ def _where(embedded: bool, name: str) -> str:
 
 
 def check_database() -> None:
+    """Connect once, outside the pool (which would retry quietly), and look for pgvector."""
+    hint = "check the URL, or unset DATABASE_URL to use the embedded PostgreSQL"
     try:
-        connection.ensure_connection()
-    except DatabaseError as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
-        hint = "check the URL, or unset DATABASE_URL to use the embedded PostgreSQL"
+        with psycopg.connect(**connection.get_connection_params()) as conn:
+            has_vector = conn.execute(
+                "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).split()) or exc.__class__.__name__
         raise PreflightError(
             f"DATABASE_URL: cannot connect to {_where(settings.EMBEDDED_DATABASE, 'the database')}"
             f" ({reason}); {hint}"
         ) from exc
+    if not has_vector:
+        raise PreflightError(
+            "DATABASE_URL: the PostgreSQL server has no 'vector' extension; install pgvector on it"
+        )
 
 
 def check_redis() -> None:

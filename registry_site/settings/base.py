@@ -11,9 +11,17 @@ from registry_site.settings.services import (  # noqa: F401 (re-exported as sett
 )
 
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
-DATABASES["default"]["OPTIONS"] = {**DATABASES["default"].get("OPTIONS", {}), "connect_timeout": 5}
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A psycopg connection pool per process: ASGI runs each request in a thread, so persistent
+# per-thread connections (CONN_MAX_AGE) would leak; the pool reuses them safely instead.
+DATABASES["default"]["OPTIONS"] = {
+    **DATABASES["default"].get("OPTIONS", {}),
+    "connect_timeout": 5,
+    "pool": {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+        "timeout": 5,  # a request waits at most this long for a connection (and /health for its 503)
+    },
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # -- core ------------------------------------------------------------------------------------------
@@ -35,7 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
-    "whitenoise.runserver_nostatic",
+    "servestatic.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
     "channels",
@@ -49,7 +57,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "registry_site.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -91,9 +99,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start without it
-# Serve straight from the source folders unless collectstatic has been run (production).
-WHITENOISE_USE_FINDERS = env.bool("WHITENOISE_USE_FINDERS", default=True)
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # ServeStatic warns on every start without it
+# ServeStatic (an async-capable WhiteNoise) serves straight from the source folders unless
+# collectstatic has been run (production).
+SERVESTATIC_USE_FINDERS = env.bool("SERVESTATIC_USE_FINDERS", default=True)
 
 # -- sessions and cookies --------------------------------------------------------------------------
 

@@ -86,3 +86,20 @@ def test_a_port_in_use_stops_serve_with_one_line(settings):
 
     assert result.returncode == 1
     assert_one_line(result.stderr, f"REGISTRY_PORT: port {port} on 127.0.0.1 is not available")
+
+
+def test_production_settings_load_when_every_required_value_is_set(settings):
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="registry_site.settings.production",
+        DATABASE_URL=settings.DATABASE_URL,
+        REDIS_URL=settings.REDIS_URL,
+        SECRET_KEY="s" * 50,
+        ALLOWED_HOSTS="registry.example.test",
+    )
+
+    result = run_manage(
+        "shell", "-c", "from django.conf import settings; print(settings.SESSION_COOKIE_SECURE)", env=env
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "True"
