@@ -5,6 +5,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts import services
 from accounts.models import AuditEvent, Scope, User
+from registry_site.admin import ServiceModelAdmin
 
 admin.site.site_header = "MCP Gateway Registry"
 admin.site.site_title = "MCP Gateway Registry"
@@ -17,7 +18,9 @@ class UserAdmin(BaseUserAdmin):
 
 
 @admin.register(Scope)
-class ScopeAdmin(admin.ModelAdmin):
+class ScopeAdmin(ServiceModelAdmin):
+    editable_fields = services.SCOPE_EDITABLE_FIELDS
+    readonly_on_change = ("name",)
     list_display = ("name", "description", "group_names", "updated_at")
     search_fields = ("name", "description", "groups__name")
     list_filter = ("groups",)
@@ -31,25 +34,14 @@ class ScopeAdmin(admin.ModelAdmin):
     def group_names(self, obj: Scope) -> str:
         return ", ".join(group.name for group in obj.groups.all())
 
-    def save_model(self, request, obj, form, change):
-        fields = {
-            name: form.cleaned_data[name]
-            for name in form.changed_data
-            if name in services.SCOPE_EDITABLE_FIELDS
-        }
-        if change:
-            scope = services.scope_update(actor=request.user, scope=Scope.objects.get(pk=obj.pk), **fields)
-        else:
-            scope = services.scope_create(actor=request.user, name=obj.name, **fields)
-        obj.pk = scope.pk
-        obj.refresh_from_db()
+    def service_create(self, request, obj, fields):
+        return services.scope_create(actor=request.user, name=obj.name, **fields)
 
-    def delete_model(self, request, obj):
-        services.scope_delete(actor=request.user, scope=obj)
+    def service_update(self, request, instance, fields):
+        return services.scope_update(actor=request.user, scope=instance, **fields)
 
-    def delete_queryset(self, request, queryset):
-        for scope in queryset:
-            services.scope_delete(actor=request.user, scope=scope)
+    def service_delete(self, request, instance):
+        services.scope_delete(actor=request.user, scope=instance)
 
 
 @admin.register(AuditEvent)

@@ -1,15 +1,16 @@
 """Operator console for agents. Saves, deletes and bulk actions go through the services."""
 
-from django.contrib import admin, messages
-from django.db import models
+from django.contrib import admin
 
 from agents import services
 from agents.models import Agent
+from registry_site.admin import ServiceModelAdmin
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+class AgentAdmin(ServiceModelAdmin):
+    editable_fields = services.EDITABLE_FIELDS
+    readonly_on_change = ("path", "owner")
     list_display = ("path", "name", "visibility", "is_enabled", "skill_count", "owner", "updated_at")
     list_filter = ("is_enabled", "visibility", "embedding_dirty", "provider")
     search_fields = ("path", "name", "description", "url", "owner__username")
@@ -22,9 +23,6 @@ class AgentAdmin(admin.ModelAdmin):
     exclude = ("embedding",)
     actions = ["enable_selected", "disable_selected"]
 
-    def get_readonly_fields(self, request, obj=None):
-        return ("path", *self.readonly_fields) if obj is not None else self.readonly_fields
-
     @admin.display(description="skills")
     def skill_count(self, obj: Agent) -> int:
         return obj.num_skills
@@ -33,42 +31,17 @@ class AgentAdmin(admin.ModelAdmin):
     def has_embedding(self, obj: Agent) -> bool:
         return obj.embedding is not None
 
-    def save_model(self, request, obj, form, change):
-        fields = {
-            name: form.cleaned_data[name] for name in form.changed_data if name in services.EDITABLE_FIELDS
-        }
-        if change:
-            agent = Agent.objects.get(pk=obj.pk)
-            services.agent_update(actor=request.user, agent=agent, **fields)
-            if "is_enabled" in form.changed_data:
-                services.agent_toggle(actor=request.user, agent=agent, enabled=obj.is_enabled)
-        else:
-            agent = services.agent_create(actor=obj.owner or request.user, path=obj.path, **fields)
-            if obj.is_enabled:
-                services.agent_toggle(actor=request.user, agent=agent, enabled=True)
-        obj.pk = agent.pk
-        obj.refresh_from_db()
+    def service_create(self, request, obj, fields):
+        agent = services.agent_create(actor=request.user, owner=obj.owner, path=obj.path, **fields)
+        if obj.is_enabled:
+            services.agent_toggle(actor=request.user, agent=agent, enabled=True)
+        return agent
 
-    def delete_model(self, request, obj):
-        services.agent_delete(actor=request.user, agent=obj)
+    def service_update(self, request, instance, fields):
+        return services.agent_update(actor=request.user, agent=instance, **fields)
 
-    def delete_queryset(self, request, queryset):
-        for agent in queryset:
-            services.agent_delete(actor=request.user, agent=agent)
+    def service_delete(self, request, instance):
+        services.agent_delete(actor=request.user, agent=instance)
 
-    @admin.action(description="Enable selected agents", permissions=["change"])
-    def enable_selected(self, request, queryset):
-        self._toggle(request, queryset, enabled=True)
-
-    @admin.action(description="Disable selected agents", permissions=["change"])
-    def disable_selected(self, request, queryset):
-        self._toggle(request, queryset, enabled=False)
-
-    def _toggle(self, request, queryset, *, enabled: bool) -> None:
-        changed = 0
-        for agent in queryset:
-            if agent.is_enabled != enabled:
-                services.agent_toggle(actor=request.user, agent=agent, enabled=enabled)
-                changed += 1
-        state = "enabled" if enabled else "disabled"
-        self.message_user(request, f"{changed} agent(s) {state}.", messages.SUCCESS)
+    def service_toggle(self, request, instance, enabled):
+        return services.agent_toggle(actor=request.user, agent=instance, enabled=enabled)

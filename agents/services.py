@@ -28,13 +28,15 @@ def _target(agent: Agent) -> str:
     return f"agent:{agent.path}"
 
 
-def agent_create(*, actor: User | None, path: str, **fields) -> Agent:
-    """Publish an agent card; it starts disabled and owned by the caller."""
+def agent_create(*, actor: User | None, path: str, owner: User | None = None, **fields) -> Agent:
+    """Publish an agent card; it starts disabled and owned by `owner`, by default the caller."""
     require_editable(fields, EDITABLE_FIELDS)
+    if owner is None and actor is not None and actor.is_authenticated:
+        owner = actor
     agent = Agent(
         path=path,
         is_enabled=False,
-        owner=actor if actor is not None and actor.is_authenticated else None,
+        owner=owner,
         embedding_dirty=True,
         **fields,
     )

@@ -1,8 +1,8 @@
 """Operator console for servers and tools. Saves, deletes and bulk actions go through the services."""
 
-from django.contrib import admin, messages
-from django.db import models
+from django.contrib import admin
 
+from registry_site.admin import ServiceModelAdmin
 from servers import services
 from servers.models import Server, Tool
 
@@ -20,8 +20,9 @@ class ToolInline(admin.TabularInline):
 
 
 @admin.register(Server)
-class ServerAdmin(admin.ModelAdmin):
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+class ServerAdmin(ServiceModelAdmin):
+    editable_fields = services.EDITABLE_FIELDS
+    readonly_on_change = ("path",)
     list_display = (
         "path",
         "name",
@@ -51,52 +52,21 @@ class ServerAdmin(admin.ModelAdmin):
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 
-    def get_readonly_fields(self, request, obj=None):
-        return ("path", *self.readonly_fields) if obj is not None else self.readonly_fields
-
     @admin.display(description="outbound headers")
     def outbound_header_names(self, obj: Server) -> str:
         return ", ".join(sorted(obj.headers)) or "—"
 
-    def save_model(self, request, obj, form, change):
-        fields = {
-            name: form.cleaned_data[name] for name in form.changed_data if name in services.EDITABLE_FIELDS
-        }
-        if change:
-            server = Server.objects.get(pk=obj.pk)
-            services.server_update(actor=request.user, server=server, **fields)
-            if "is_enabled" in form.changed_data:
-                services.server_toggle(actor=request.user, server=server, enabled=obj.is_enabled)
-        else:
-            server = services.server_create(
-                actor=request.user, path=obj.path, is_enabled=obj.is_enabled, **fields
-            )
-        obj.pk = server.pk
-        obj.refresh_from_db()
+    def service_create(self, request, obj, fields):
+        return services.server_create(actor=request.user, path=obj.path, is_enabled=obj.is_enabled, **fields)
 
-    def delete_model(self, request, obj):
-        services.server_delete(actor=request.user, server=obj)
+    def service_update(self, request, instance, fields):
+        return services.server_update(actor=request.user, server=instance, **fields)
 
-    def delete_queryset(self, request, queryset):
-        for server in queryset:
-            services.server_delete(actor=request.user, server=server)
+    def service_delete(self, request, instance):
+        services.server_delete(actor=request.user, server=instance)
 
-    @admin.action(description="Enable selected servers", permissions=["change"])
-    def enable_selected(self, request, queryset):
-        self._toggle(request, queryset, enabled=True)
-
-    @admin.action(description="Disable selected servers", permissions=["change"])
-    def disable_selected(self, request, queryset):
-        self._toggle(request, queryset, enabled=False)
-
-    def _toggle(self, request, queryset, *, enabled: bool) -> None:
-        changed = 0
-        for server in queryset:
-            if server.is_enabled != enabled:
-                services.server_toggle(actor=request.user, server=server, enabled=enabled)
-                changed += 1
-        state = "enabled" if enabled else "disabled"
-        self.message_user(request, f"{changed} server(s) {state}.", messages.SUCCESS)
+    def service_toggle(self, request, instance, enabled):
+        return services.server_toggle(actor=request.user, server=instance, enabled=enabled)
 
 
 @admin.register(Tool)

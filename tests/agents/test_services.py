@@ -76,3 +76,21 @@ def test_agent_toggle_and_delete_are_audited():
         ("agent.enable", "agent:/toggled"),
         ("agent.delete", "agent:/toggled"),
     ]
+
+
+def test_an_admin_can_publish_an_agent_on_behalf_of_an_owner():
+    admin = UserFactory(username="ops")
+    owner = UserFactory(username="team-lead")
+
+    agent = services.agent_create(
+        actor=admin,
+        owner=owner,
+        path="/delegated",
+        name="Delegated",
+        description="d",
+        url="http://127.0.0.1:9100/",
+        version="1",
+    )
+
+    assert agent.owner == owner
+    assert list(AuditEvent.objects.values_list("actor_name", flat=True)) == ["ops"]
