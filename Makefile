@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 # A stamp per requirements content: editing a requirements file reinstalls.
 RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt | sha1sum | cut -c1-12)
-TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt | sha1sum | cut -c1-12)
+TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt tests/oidc/package-lock.json | sha1sum | cut -c1-12)
 
 .PHONY: run test lint install install-test bench clean
 
@@ -19,9 +19,10 @@ $(RUN_STAMP): $(PY) requirements.txt
 	$(PIP) install --quiet -r requirements.txt
 	@touch $@
 
-$(TEST_STAMP): $(PY) requirements.txt requirements-test.txt
+$(TEST_STAMP): $(PY) requirements.txt requirements-test.txt tests/oidc/package-lock.json
 	@echo "==> installing requirements-test.txt"
 	$(PIP) install --quiet -r requirements-test.txt
+	npm ci --prefix tests/oidc --no-audit --no-fund --silent
 	@touch $@ $(RUN_STAMP)
 
 install: $(RUN_STAMP)

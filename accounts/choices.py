@@ -1,5 +1,36 @@
 from django.db import models
 
+ADMIN_GROUP = "mcp-registry-admin"  # members are admins, as are superusers; nothing else makes one
+
+
+class UiPermission(models.TextChoices):
+    """Registry actions a scope grants, each for a list of server or agent paths or `all`."""
+
+    LIST_SERVICE = "list_service"
+    REGISTER_SERVICE = "register_service"
+    TOGGLE_SERVICE = "toggle_service"
+    MODIFY_SERVICE = "modify_service"
+    HEALTH_CHECK_SERVICE = "health_check_service"
+    LIST_AGENTS = "list_agents"
+    PUBLISH_AGENT = "publish_agent"
+    MODIFY_AGENT = "modify_agent"
+    DELETE_AGENT = "delete_agent"
+
+
+class AuthMethod(models.TextChoices):
+    """How a caller proved who it is."""
+
+    SESSION = "session", "Session (form login)"
+    OAUTH = "oauth", "Session (identity provider login)"
+    JWT = "jwt", "Registry-issued token"
+    OIDC = "oidc", "Identity-provider token"
+    BASIC = "basic", "HTTP Basic (internal)"
+
+
+class TokenKind(models.TextChoices):
+    USER = "user", "User token"
+    CLIENT_CREDENTIALS = "client_credentials", "Service-account token"
+
 
 class AuditAction(models.TextChoices):
     """Every mutation the services perform; one row per mutation in AuditEvent."""
@@ -15,6 +46,12 @@ class AuditAction(models.TextChoices):
     AGENT_ENABLE = "agent.enable", "Agent enabled"
     AGENT_DISABLE = "agent.disable", "Agent disabled"
     USER_CREATE = "user.create", "User created"
+    USER_GROUPS_SYNC = "user.groups_sync", "User groups synchronised from the identity provider"
     SCOPE_CREATE = "scope.create", "Scope created"
     SCOPE_UPDATE = "scope.update", "Scope updated"
     SCOPE_DELETE = "scope.delete", "Scope deleted"
+    SCOPES_IMPORT = "scopes.import", "Scopes imported"
+    TOKEN_ISSUE = "token.issue", "Token issued"
+    TOKEN_REVOKE = "token.revoke", "Token revoked"
+    CREDENTIAL_CREATE = "credential.create", "Client credential created"
+    CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"

@@ -2,12 +2,16 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractUser, Group
 from django.db import models
 
-from accounts.choices import AuditAction
+from accounts.choices import AuditAction, TokenKind
 from accounts.querysets import AuditEventQuerySet
 
 
 class User(AbstractUser):
     """A person or service account; permissions come from its groups' scopes."""
+
+    is_service_account = models.BooleanField(
+        default=False, help_text="a machine identity: logs in only with client credentials"
+    )
 
     class Meta:
         db_table = "accounts_user"
@@ -33,6 +37,62 @@ class Scope(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class IdpGroupMapping(models.Model):
+    """An identity provider's group name (from its groups claim) granting a registry group."""
+
+    idp_group = models.CharField(max_length=200, db_index=True)
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="idp_mappings")
+
+    class Meta:
+        ordering = ["idp_group"]
+        constraints = [
+            models.UniqueConstraint(fields=["idp_group", "group"], name="idp_group_mapping_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.idp_group} → {self.group.name}"
+
+
+class ClientCredential(models.Model):
+    """A service account's client id and secret for the client-credentials grant.
+
+    Only a SHA-256 hash of the secret is stored; the secret is shown once, when it is created.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credentials")
+    client_id = models.CharField(max_length=80, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    description = models.CharField(max_length=200, blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["client_id"]
+
+    def __str__(self) -> str:
+        return self.client_id
+
+
+class IssuedToken(models.Model):
+    """A registry-issued access token, recorded by its `jti` so it can be listed and revoked."""
+
+    jti = models.CharField(max_length=64, unique=True)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="issued_tokens")
+    kind = models.CharField(max_length=32, choices=TokenKind.choices)
+    description = models.CharField(max_length=200, blank=True)
+    scopes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.jti[:8]}"
 
 
 class AuditEvent(models.Model):

@@ -1,4 +1,5 @@
-"""The one error format of every JSON API but /v0.1: {"detail", "error_code", "request_id"}.
+"""The one error format of every JSON API but /v0.1: {"detail", "error_code", "request_id"}; and the
+official MCP Registry format of /v0.1: {"error": {"code", "message"}}.
 
 `ErrorCode` is the catalogue; docs/errors.md lists the same codes and a test keeps the two equal.
 """
@@ -7,7 +8,8 @@ from enum import StrEnum
 
 from django.http import JsonResponse
 from rest_framework import exceptions
-from rest_framework.views import exception_handler
+
+V01_PREFIXES = ("/v0.1/", "/v0/")
 
 
 class ErrorCode(StrEnum):
@@ -15,17 +17,47 @@ class ErrorCode(StrEnum):
     VALIDATION_ERROR = "validation_error"
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
+    TOKEN_MALFORMED = "token_malformed"
+    TOKEN_INVALID = "token_invalid"
+    TOKEN_EXPIRED = "token_expired"
+    TOKEN_REVOKED = "token_revoked"
+    INVALID_CLIENT = "invalid_client"
+    UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type"
     PERMISSION_DENIED = "permission_denied"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     CONFLICT = "conflict"
     THROTTLED = "throttled"
+    LOGIN_RATE_LIMITED = "login_rate_limited"
+    INTERNAL_API_DISABLED = "internal_api_disabled"
+    SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
     SERVER_ERROR = "server_error"
 
 
-# DRF's own codes mapped onto the catalogue.
+class V01Code(StrEnum):
+    """Codes of the /v0.1 error body (the official registry's style)."""
+
+    UNAUTHORIZED = "UNAUTHORIZED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    INVALID_PARAMETER = "INVALID_PARAMETER"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    RATE_LIMITED = "RATE_LIMITED"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+_V01_BY_STATUS = {
+    400: V01Code.INVALID_PARAMETER,
+    401: V01Code.UNAUTHORIZED,
+    403: V01Code.FORBIDDEN,
+    404: V01Code.NOT_FOUND,
+    405: V01Code.METHOD_NOT_ALLOWED,
+    429: V01Code.RATE_LIMITED,
+}
+
+# DRF's own exceptions mapped onto the catalogue when they carry no catalogue code of their own.
 _DRF_CODES = {
     exceptions.ParseError: ErrorCode.BAD_REQUEST,
     exceptions.ValidationError: ErrorCode.VALIDATION_ERROR,
@@ -37,28 +69,69 @@ _DRF_CODES = {
     exceptions.UnsupportedMediaType: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
     exceptions.Throttled: ErrorCode.THROTTLED,
 }
+_CATALOGUE = {code.value for code in ErrorCode}
 
 
-def error_body(request, detail: str, code: ErrorCode) -> dict:
+class ApiError(exceptions.APIException):
+    """An error a view or service wants answered as is: status, catalogue code and message."""
+
+    def __init__(self, status: int, code: ErrorCode | str, detail: str, headers: dict | None = None):
+        super().__init__(detail=detail, code=str(code))
+        self.status_code = status
+        self.extra_headers = headers or {}
+
+
+def error_body(request, detail: str, code: ErrorCode | str) -> dict:
     """The error body, carrying the request id the middleware gave this request."""
     return {"detail": detail, "error_code": str(code), "request_id": getattr(request, "request_id", "")}
 
 
-def error_response(request, detail: str, code: ErrorCode, status: int) -> JsonResponse:
+def error_response(request, detail: str, code: ErrorCode | str, status: int) -> JsonResponse:
     return JsonResponse(error_body(request, detail, code), status=status)
 
 
+def v01_error_response(status: int, message: str) -> JsonResponse:
+    code = _V01_BY_STATUS.get(status, V01Code.INTERNAL_ERROR)
+    return JsonResponse({"error": {"code": str(code), "message": message}}, status=status)
+
+
+def _code_of(exc: exceptions.APIException) -> str:
+    codes = exc.get_codes()
+    if isinstance(codes, str) and codes in _CATALOGUE:
+        return codes
+    return next((str(c) for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), ErrorCode.BAD_REQUEST)
+
+
+def _detail_of(response_data, exc) -> str:
+    if isinstance(response_data, dict) and "detail" in response_data:
+        return str(response_data["detail"])
+    return str(exc.detail) if isinstance(exc.detail, str) else str(exc)
+
+
 def drf_exception_handler(exc, context):
-    """DRF's handler, reshaped into the one error format."""
+    """DRF's handler, reshaped into the one error format (or the /v0.1 one under /v0.1)."""
+    from rest_framework.views import exception_handler  # DRF's views import the auth classes, which import us
+
     response = exception_handler(exc, context)
     if response is None:
         return None
-    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), ErrorCode.BAD_REQUEST)
+    request = context["request"]
+    for name, value in getattr(exc, "extra_headers", {}).items():
+        response[name] = value
+    if request.path.startswith(V01_PREFIXES):
+        message = (
+            "Invalid parameters."
+            if isinstance(exc, exceptions.ValidationError)
+            else _detail_of(response.data, exc)
+        )
+        code = _V01_BY_STATUS.get(response.status_code, V01Code.INTERNAL_ERROR)
+        response.data = {"error": {"code": str(code), "message": message}}
+        return response
     if isinstance(exc, exceptions.ValidationError):
-        detail = "Invalid input."
-        extra = {"errors": response.data}
+        response.data = {
+            **error_body(request, "Invalid input.", ErrorCode.VALIDATION_ERROR),
+            "errors": response.data,
+        }
     else:
-        detail = str(response.data.get("detail", exc)) if isinstance(response.data, dict) else str(exc)
-        extra = {}
-    response.data = {**error_body(context["request"], detail, code), **extra}
+        response.data = error_body(request, _detail_of(response.data, exc), _code_of(exc))
     return response

@@ -1,11 +1,15 @@
 """Root URLs: each app owns its pages (`urls.py`) and its JSON API (`api/urls.py`)."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from registry_site import views
 
 urlpatterns = [
     path("health", views.health, name="health"),
     path("admin/", admin.site.urls),
+    path("accounts/", include("allauth.urls")),  # identity-provider redirects and callbacks
+    path("", include("accounts.urls")),
+    path("", include("accounts.api.urls")),
+    path("", include("servers.api.urls")),
 ]

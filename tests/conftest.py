@@ -28,7 +28,14 @@ def free_port():
 
 def clean_env(**overrides) -> dict:
     """The environment for a child `manage.py`: no inherited registry settings but those given."""
-    names = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_SETTINGS_MODULE", "REGISTRY_VAR_DIR")
+    names = (
+        "DATABASE_URL",
+        "REDIS_URL",
+        "SECRET_KEY",
+        "JWT_SIGNING_KEY",
+        "DJANGO_SETTINGS_MODULE",
+        "REGISTRY_VAR_DIR",
+    )
     env = {k: v for k, v in os.environ.items() if k not in names and not k.startswith("ADMIN_")}
     env.update({k: str(v) for k, v in overrides.items()})
     return env

@@ -47,6 +47,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "channels",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
+    "allauth.socialaccount.providers.github",
     "registry_site",
     "accounts",
     "servers",
@@ -64,6 +69,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "registry_site.urls"
@@ -145,6 +151,7 @@ LOGGING = {
     "loggers": {"pgserver": {"level": "WARNING"}},
 }
 
+from registry_site.settings.auth import *  # noqa: E402,F403
 from registry_site.settings.celery import *  # noqa: E402,F403
 from registry_site.settings.channels import *  # noqa: E402,F403
 from registry_site.settings.rest import *  # noqa: E402,F403

@@ -17,4 +17,11 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Periodic work. Each entry names its task, its period and an `expires` just under the period so a
 # backlog never runs stale copies.
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE = {
+    # Records of expired tokens are only kept a day, for revocation checks and the audit view.
+    "purge-expired-tokens": {
+        "task": "accounts.purge_expired_tokens_task",
+        "schedule": 3600.0,
+        "options": {"expires": 3500},
+    },
+}

@@ -1,8 +1,10 @@
 """Django REST framework: one error format for every JSON API but /v0.1."""
 
 REST_FRAMEWORK = {
+    # Bearer first: a request without credentials gets 401 with `WWW-Authenticate: Bearer`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        "accounts.authentication.BearerAuthentication",
+        "accounts.authentication.RegistrySessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

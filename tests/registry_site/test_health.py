@@ -34,6 +34,7 @@ def test_health_answers_503_with_a_detail_when_the_database_is_unreachable(free_
         DATABASE_URL="postgresql://registry@127.0.0.1:1/registry",
         REDIS_URL=settings.REDIS_URL,
         SECRET_KEY="test-secret-key-for-an-unreachable-database",
+        JWT_SIGNING_KEY="test-jwt-key-for-an-unreachable-database",
     )
     web = subprocess.Popen(
         [

@@ -34,7 +34,12 @@ def test_production_settings_name_each_missing_required_value(missing):
         "ALLOWED_HOSTS": "registry.example.test",
     }
     del values[missing]
-    env = clean_env(DJANGO_SETTINGS_MODULE="registry_site.settings.production", SECRET_KEY="s" * 50, **values)
+    env = clean_env(
+        DJANGO_SETTINGS_MODULE="registry_site.settings.production",
+        SECRET_KEY="s" * 50,
+        JWT_SIGNING_KEY="j" * 50,
+        **values,
+    )
 
     result = run_manage("check", env=env)
 
@@ -47,6 +52,7 @@ def test_an_unreachable_database_url_stops_serve_with_one_line(free_port):
         DATABASE_URL="postgresql://registry@127.0.0.1:1/registry",
         REDIS_URL="redis://127.0.0.1:1/0",
         SECRET_KEY="s" * 50,
+        JWT_SIGNING_KEY="j" * 50,
         REGISTRY_PORT=free_port,
     )
 
@@ -61,6 +67,7 @@ def test_an_unreachable_redis_url_stops_serve_with_one_line(free_port, settings)
         DATABASE_URL=settings.DATABASE_URL,
         REDIS_URL="redis://127.0.0.1:1/0",
         SECRET_KEY="s" * 50,
+        JWT_SIGNING_KEY="j" * 50,
         REGISTRY_PORT=free_port,
     )
 
@@ -79,6 +86,7 @@ def test_a_port_in_use_stops_serve_with_one_line(settings):
             DATABASE_URL=settings.DATABASE_URL,
             REDIS_URL=settings.REDIS_URL,
             SECRET_KEY="s" * 50,
+            JWT_SIGNING_KEY="j" * 50,
             REGISTRY_PORT=port,
         )
 
@@ -94,6 +102,7 @@ def test_production_settings_load_when_every_required_value_is_set(settings):
         DATABASE_URL=settings.DATABASE_URL,
         REDIS_URL=settings.REDIS_URL,
         SECRET_KEY="s" * 50,
+        JWT_SIGNING_KEY="j" * 50,
         ALLOWED_HOSTS="registry.example.test",
     )
 
@@ -103,3 +112,16 @@ def test_production_settings_load_when_every_required_value_is_set(settings):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_a_missing_jwt_signing_key_outside_the_embedded_default_stops_start_up():
+    env = clean_env(
+        DATABASE_URL="postgresql://registry@127.0.0.1:1/registry",
+        REDIS_URL="redis://127.0.0.1:1/0",
+        SECRET_KEY="s" * 50,
+    )
+
+    result = run_manage("check", env=env)
+
+    assert result.returncode == 2
+    assert_one_line(result.stderr, "error: JWT_SIGNING_KEY is not set")

@@ -39,7 +39,7 @@ class Command(BaseCommand):
             supervisor.Child(
                 "web",
                 supervisor.python_module(
-                    "daphne", "-b", host, "-p", str(port), "--proxy-headers", "registry_site.asgi:application"
+                    "daphne", "-b", host, "-p", str(port), "registry_site.asgi:application"
                 ),
             ),
             supervisor.Child(
@@ -77,6 +77,7 @@ class Command(BaseCommand):
             "DATABASE_URL": settings.DATABASE_URL,
             "REDIS_URL": settings.REDIS_URL,
             "SECRET_KEY": settings.SECRET_KEY,
+            "JWT_SIGNING_KEY": settings.JWT_SIGNING_KEY,
             "PYTHONUNBUFFERED": "1",
         }
         group = supervisor.Supervisor(children, env, write=self.stdout.write)

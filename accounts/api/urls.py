@@ -1,0 +1,14 @@
+from django.urls import path
+
+from accounts.api import validate, views
+
+app_name = "accounts-api"
+
+urlpatterns = [
+    path("api/auth/providers", views.ProvidersView.as_view(), name="providers"),
+    path("api/auth/me", views.MeView.as_view(), name="me"),
+    path("api/auth/token", views.ClientCredentialsTokenView.as_view(), name="token"),
+    path("api/tokens/generate", views.TokenGenerateView.as_view(), name="tokens-generate"),
+    path("api/admin/tokens", views.AdminTokenView.as_view(), name="admin-tokens"),
+    path("validate", validate.ValidateView.as_view(), name="validate"),
+]

@@ -1,0 +1,127 @@
+"""GET /validate: the reverse proxy's `auth_request` check of one MCP call.
+
+Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
+the first path segment of `X-Original-URL`. Call: the JSON-RPC body from `X-Body` (or the request
+body); no body means `initialize`. Identity headers a client sends are never read.
+"""
+
+import json
+from urllib.parse import unquote, urlsplit
+
+from rest_framework import exceptions
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import bearer_token, principal_from_bearer, principal_from_session
+from accounts.principal import Principal
+from registry_site.errors import ApiError, ErrorCode
+from servers.selectors import server_is_routable
+
+BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
+MAX_BODY = 1024 * 1024
+
+
+def _principal(request) -> Principal:
+    raw = bearer_token(request, allow_x_authorization=True)
+    if raw is not None:
+        try:
+            return principal_from_bearer(raw)
+        except exceptions.AuthenticationFailed as failed:
+            raise ApiError(401, failed.get_codes(), str(failed.detail), BEARER_CHALLENGE) from None
+    principal = principal_from_session(request._request)
+    if principal is None:
+        raise ApiError(
+            401,
+            ErrorCode.NOT_AUTHENTICATED,
+            "Authentication credentials were not provided.",
+            BEARER_CHALLENGE,
+        )
+    return principal
+
+
+def _target(request) -> str:
+    original = request.headers.get("X-Original-URL", "")
+    if not original:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "The X-Original-URL header is required.")
+    segment = urlsplit(original).path.lstrip("/").split("/", 1)[0]
+    if not segment:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "X-Original-URL names no server.")
+    return f"/{unquote(segment)}"
+
+
+def _calls(request) -> list[tuple[str, str | None]]:
+    raw = request.headers.get("X-Body")
+    if raw is None:
+        if len(request.body) > MAX_BODY:
+            raise ApiError(400, ErrorCode.BAD_REQUEST, "The request body is too large.")
+        raw = request.body.decode("utf-8", errors="replace")
+    elif raw.lstrip().startswith("%"):
+        raw = unquote(raw)
+    if not raw.strip():
+        return [("initialize", None)]
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is not valid JSON.") from None
+    messages = payload if isinstance(payload, list) else [payload]
+    if not messages:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is an empty JSON-RPC batch.")
+    calls = []
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is not a JSON-RPC request with a method.")
+        tool = None
+        if message["method"] == "tools/call":
+            params = message.get("params")
+            tool = params.get("name") if isinstance(params, dict) else None
+            if not isinstance(tool, str) or not tool:
+                raise ApiError(400, ErrorCode.BAD_REQUEST, "tools/call needs params.name, the tool to call.")
+        calls.append((message["method"], tool))
+    return calls
+
+
+class ValidateView(APIView):
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    parser_classes = []
+
+    def handle(self, request, *args, **kwargs):
+        principal = _principal(request)
+        server_path = _target(request)
+        server_name = server_path.lstrip("/")
+        calls = _calls(request)
+        for method, tool in calls:
+            if not principal.allows_mcp(server_path, method, tool):
+                target = f"tool '{tool}' on server '{server_name}'" if tool else f"server '{server_name}'"
+                raise ApiError(
+                    403,
+                    ErrorCode.PERMISSION_DENIED,
+                    f"Access denied: '{principal.username}' may not call '{method}' on {target}.",
+                )
+        if not server_is_routable(server_path):
+            raise ApiError(
+                403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
+            )
+        method, tool = calls[0]
+        scopes = " ".join(principal.scopes)
+        headers = {
+            "X-User": principal.username,
+            "X-Username": principal.username,
+            "X-Client-Id": principal.client_id or "",
+            "X-Scopes": scopes,
+            "X-Auth-Method": principal.auth_method or "",
+            "X-Server-Name": server_name,
+            "X-Tool-Name": tool or "",
+        }
+        body = {
+            "valid": True,
+            "username": principal.username,
+            "scopes": list(principal.scopes),
+            "method": method,
+            "server_name": server_name,
+            "tool_name": tool,
+        }
+        return Response(body, headers=headers)
+
+    get = post = put = patch = delete = handle

@@ -1,0 +1,146 @@
+"""JSON endpoints of identity: providers, current user, tokens, and the reverse proxy's check."""
+
+import base64
+import binascii
+
+from django.conf import settings
+from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api.permissions import IsAuthenticatedPrincipal, IsRegistryAdmin
+from accounts.api.serializers import ClientCredentialsSerializer, TokenRequestSerializer
+from accounts.authentication import principal_of
+from accounts.selectors import login_providers
+from accounts.services import (
+    TokenRequestError,
+    client_credentials_exchange,
+    registry_service_token,
+    user_token_issue,
+)
+from registry_site import ratelimit
+from registry_site.errors import ApiError, ErrorCode
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def _token_error(error: TokenRequestError) -> ApiError:
+    return ApiError(error.status, error.code, str(error))
+
+
+class ProvidersView(APIView):
+    """GET /api/auth/providers: only the identity providers configured from the environment."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+
+    def get(self, request):
+        return Response({"providers": login_providers(request)})
+
+
+class MeView(APIView):
+    """GET /api/auth/me: who the session (or token) belongs to and what it may do."""
+
+    permission_classes = [IsAuthenticatedPrincipal]
+
+    def get(self, request):
+        principal = principal_of(request)
+        return Response(
+            {
+                "username": principal.username,
+                "email": principal.email,
+                "auth_method": principal.auth_method,
+                "provider": principal.provider,
+                "scopes": list(principal.scopes),
+                "groups": list(principal.groups),
+                "is_admin": principal.is_admin,
+            }
+        )
+
+
+class TokenGenerateView(APIView):
+    """POST /api/tokens/generate: a token for the caller, at most as strong as the caller."""
+
+    permission_classes = [IsAuthenticatedPrincipal]
+
+    def post(self, request):
+        principal = principal_of(request)
+        serializer = TokenRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        limit = ratelimit.take(
+            f"tokens:{principal.username}", capacity=settings.TOKEN_ISSUE_RATE_PER_MINUTE, period_seconds=60
+        )
+        if not limit.allowed:
+            raise ApiError(
+                429, ErrorCode.THROTTLED, "Too many tokens requested; try again later.", limit.headers()
+            )
+        data = serializer.validated_data
+        try:
+            grant = user_token_issue(
+                principal=principal,
+                requested_scopes=data.get("requested_scopes"),
+                expires_in_hours=data.get("expires_in_hours"),
+                description=data["description"],
+            )
+        except TokenRequestError as error:
+            raise _token_error(error) from None
+        return Response(grant.as_response(), headers={**limit.headers(), **NO_STORE})
+
+
+class ClientCredentialsTokenView(APIView):
+    """POST /api/auth/token with grant_type=client_credentials: a short-lived service-account token."""
+
+    authentication_classes = []
+    permission_classes = [AllowAny]
+    parser_classes = [FormParser, JSONParser]
+
+    def post(self, request):
+        serializer = ClientCredentialsSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if data["grant_type"] != "client_credentials":
+            raise ApiError(
+                400, ErrorCode.UNSUPPORTED_GRANT_TYPE, "Only grant_type=client_credentials is supported."
+            )
+        client_id, client_secret = self._basic_client(request) or (
+            data.get("client_id"),
+            data.get("client_secret"),
+        )
+        if not client_id or not client_secret:
+            raise ApiError(
+                401, ErrorCode.INVALID_CLIENT, "Client credentials are required.", self._challenge()
+            )
+        try:
+            grant = client_credentials_exchange(client_id=client_id, client_secret=client_secret)
+        except TokenRequestError as error:
+            raise ApiError(error.status, error.code, str(error), self._challenge()) from None
+        return Response(grant.as_response(), headers=NO_STORE)
+
+    @staticmethod
+    def _basic_client(request):
+        scheme, _, encoded = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            client_id, _, secret = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ApiError(401, ErrorCode.INVALID_CLIENT, "Malformed Basic credentials.") from None
+        return client_id, secret
+
+    @staticmethod
+    def _challenge() -> dict:
+        return {"WWW-Authenticate": 'Basic realm="mcp-gateway-registry token"'}
+
+
+class AdminTokenView(APIView):
+    """GET /api/admin/tokens: a fresh token of the registry's own service account, for admins."""
+
+    permission_classes = [IsRegistryAdmin]
+
+    def get(self, request):
+        try:
+            grant = registry_service_token()
+        except TokenRequestError as error:
+            raise _token_error(error) from None
+        return Response(grant.as_response(), headers=NO_STORE)

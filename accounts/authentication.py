@@ -1,0 +1,162 @@
+"""Turning credentials into a Principal: bearer tokens, sessions and internal Basic credentials.
+
+Identity comes only from a verified token, session or Basic credential; `X-User`, `X-Scopes` and any
+other identity header a client sends is ignored everywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+
+import jwt
+from django.conf import settings
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication
+
+from accounts.choices import AuthMethod, TokenKind
+from accounts.models import IssuedToken, User
+from accounts.principal import ANONYMOUS, Principal, principal_for_idp_groups, principal_for_user
+from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
+from registry_site.errors import ErrorCode
+
+SESSION_AUTH_KEY = "registry_auth"  # session data: {"method": "session"|"oauth", "provider": ...}
+
+
+class InternalApiDisabled(exceptions.APIException):
+    status_code = 503
+    default_detail = "The internal API is disabled: set ADMIN_PASSWORD to enable it."
+    default_code = ErrorCode.INTERNAL_API_DISABLED
+
+
+def bearer_token(request, *, allow_x_authorization: bool = False) -> str | None:
+    """The token of `Authorization: Bearer …` (or `X-Authorization`, for the proxy's check)."""
+    headers = [request.META.get("HTTP_AUTHORIZATION", "")]
+    if allow_x_authorization:
+        headers.append(request.META.get("HTTP_X_AUTHORIZATION", ""))
+    for header in headers:
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+    return None
+
+
+def principal_from_bearer(raw: str) -> Principal:
+    """Verify a bearer token; raises AuthenticationFailed with a reason safe to show."""
+    try:
+        issuer = issuer_of(raw)
+    except jwt.PyJWTError:
+        raise exceptions.AuthenticationFailed("The token is malformed.", code="token_malformed") from None
+    if settings.OIDC_TOKEN_ISSUER and issuer == settings.OIDC_TOKEN_ISSUER:
+        return _principal_from_external(raw)
+    try:
+        claims = decode_registry(raw)
+    except TokenError as exc:
+        expired = "expired" in str(exc).lower()
+        message = "The token has expired." if expired else "The token is invalid."
+        raise exceptions.AuthenticationFailed(
+            message, code="token_expired" if expired else "token_invalid"
+        ) from None
+    issued = IssuedToken.objects.filter(jti=claims.get("jti", "")).only("revoked_at", "kind").first()
+    if issued is None or issued.revoked_at is not None:
+        raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
+    user = User.objects.filter(username=claims.get("sub"), is_active=True).first()
+    if user is None:
+        raise exceptions.AuthenticationFailed("The token's user no longer exists.", code="token_invalid")
+    client_id = claims.get("client_id") if issued.kind == TokenKind.CLIENT_CREDENTIALS else None
+    return principal_for_user(
+        user,
+        auth_method=AuthMethod.JWT,
+        client_id=client_id,
+        token_scopes=str(claims.get("scope", "")).split(),
+        token_admin=bool(claims.get("adm")),
+    )
+
+
+def _principal_from_external(raw: str) -> Principal:
+    try:
+        claims = decode_external(raw)
+    except jwt.ExpiredSignatureError:
+        raise exceptions.AuthenticationFailed("The token has expired.", code="token_expired") from None
+    except (jwt.PyJWTError, OSError, KeyError, ValueError):
+        raise exceptions.AuthenticationFailed("The token is invalid.", code="token_invalid") from None
+    groups = claims.get(settings.OIDC_GROUPS_CLAIM) or []
+    if isinstance(groups, str):
+        groups = groups.split()
+    return principal_for_idp_groups(
+        username=str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims["sub"]),
+        idp_groups=[str(g) for g in groups],
+        provider=settings.OIDC_TOKEN_ISSUER,
+        client_id=claims.get("client_id") or claims.get("azp"),
+        email=str(claims.get("email", "")),
+    )
+
+
+def principal_from_session(request) -> Principal | None:
+    """The principal of a logged-in session (form or identity-provider login)."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated or not user.is_active:
+        return None
+    marker = request.session.get(SESSION_AUTH_KEY) or {}
+    return principal_for_user(
+        user, auth_method=marker.get("method", AuthMethod.SESSION), provider=marker.get("provider")
+    )
+
+
+def principal_of(request) -> Principal:
+    """The principal DRF authenticated for this request, or the anonymous one."""
+    auth = getattr(request, "auth", None)
+    return auth if isinstance(auth, Principal) else ANONYMOUS
+
+
+class BearerAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <token>`; listed first so a missing credential answers 401, not 403."""
+
+    def authenticate(self, request):
+        raw = bearer_token(request)
+        if raw is None:
+            return None
+        principal = principal_from_bearer(raw)
+        return (principal.user or principal, principal)
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="mcp-gateway-registry"'
+
+
+class RegistrySessionAuthentication(SessionAuthentication):
+    """Django's session, with CSRF enforced on unsafe methods, resolved to a principal."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is None:
+            return None
+        principal = principal_from_session(request._request)
+        return (result[0], principal) if principal is not None else None
+
+
+class InternalBasicAuthentication(BaseAuthentication):
+    """HTTP Basic against ADMIN_USER / ADMIN_PASSWORD, compared in constant time; 503 without a password."""
+
+    def authenticate(self, request):
+        if not settings.ADMIN_PASSWORD:
+            raise InternalApiDisabled()
+        scheme, _, encoded = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if scheme.lower() != "basic" or not encoded:
+            return None
+        try:
+            username, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise exceptions.AuthenticationFailed("Malformed Basic credentials.") from None
+        user_ok = hmac.compare_digest(username.encode(), settings.ADMIN_USER.encode())
+        password_ok = hmac.compare_digest(password.encode(), settings.ADMIN_PASSWORD.encode())
+        if not (sep and user_ok and password_ok):
+            raise exceptions.AuthenticationFailed("Invalid credentials.")
+        user = User.objects.filter(username=settings.ADMIN_USER).first()
+        principal = Principal(
+            username=settings.ADMIN_USER, auth_method=AuthMethod.BASIC, user=user, is_admin=True
+        )
+        return (user or principal, principal)
+
+    def authenticate_header(self, request):
+        return 'Basic realm="mcp-gateway-registry internal"'

@@ -1,0 +1,184 @@
+"""Who is asking, and what their scopes allow: the one permission model of every surface.
+
+A `Principal` is resolved per request from a verified session, token or Basic credential (never from
+client-sent identity headers). Scope definitions are read at request time, so editing a scope in the
+admin changes what existing sessions and tokens may do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from accounts.choices import ADMIN_GROUP, AuthMethod, UiPermission
+from accounts.models import IdpGroupMapping, Scope, User
+
+ALL = "all"
+ANY = "*"
+
+
+def normalize_path(value: str) -> str:
+    """`currenttime`, `/currenttime` and ` /currenttime ` name the same server; `all` and `*` stay."""
+    value = str(value).strip()
+    if value in (ALL, ANY):
+        return value
+    return value if value.startswith("/") else f"/{value}"
+
+
+def _as_list(value) -> list:
+    if value == ANY or value == ALL:
+        return [ANY]
+    if isinstance(value, str):
+        return [value]
+    return list(value or [])
+
+
+@dataclass(frozen=True)
+class ServerRule:
+    """May call `methods` (and, for tools/call, `tools`) on `server` ("*" = any)."""
+
+    server: str
+    methods: frozenset[str]
+    tools: frozenset[str]
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> ServerRule:
+        return cls(
+            server=normalize_path(raw.get("server", "")) if raw.get("server") not in (ANY, ALL) else ANY,
+            methods=frozenset(_as_list(raw.get("methods"))),
+            tools=frozenset(_as_list(raw.get("tools"))),
+        )
+
+    def matches(self, server_path: str, method: str, tool: str | None) -> bool:
+        if self.server != ANY and self.server != server_path:
+            return False
+        if ANY not in self.methods and method not in self.methods:
+            return False
+        if method == "tools/call":
+            return ANY in self.tools or (tool is not None and tool in self.tools)
+        return True
+
+
+@dataclass(frozen=True)
+class Principal:
+    """A verified caller with its groups, scopes and the permissions they add up to."""
+
+    username: str
+    auth_method: str | None
+    user: User | None = None
+    provider: str | None = None
+    client_id: str | None = None
+    email: str = ""
+    groups: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    is_admin: bool = False
+    server_rules: tuple[ServerRule, ...] = ()
+    ui: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def is_authenticated(self) -> bool:
+        return self.auth_method is not None
+
+    @property
+    def pk(self):
+        return self.user.pk if self.user is not None else None
+
+    def get_username(self) -> str:
+        return self.username
+
+    def can(self, permission: UiPermission | str, path: str | None = None) -> bool:
+        """May this caller do `permission` on `path` (or on anything, when no path is given)?"""
+        if self.is_admin:
+            return True
+        granted = self.ui.get(str(permission), frozenset())
+        if ALL in granted:
+            return True
+        if path is None:
+            return bool(granted)
+        return normalize_path(path) in granted
+
+    def allows_mcp(self, server_path: str, method: str, tool: str | None = None) -> bool:
+        """May this caller send MCP `method` (for tools/call: to `tool`) to the server at `server_path`?"""
+        if self.is_admin:
+            return True
+        path = normalize_path(server_path)
+        return any(rule.matches(path, method, tool) for rule in self.server_rules)
+
+    def server_visibility(self) -> tuple[bool, frozenset[str]]:
+        """(sees every server, else the paths it sees): listing or any MCP rule on a server shows it."""
+        if self.is_admin or ALL in self.ui.get(UiPermission.LIST_SERVICE, ()):
+            return True, frozenset()
+        if any(rule.server == ANY for rule in self.server_rules):
+            return True, frozenset()
+        paths = set(self.ui.get(UiPermission.LIST_SERVICE, ()))
+        paths.update(rule.server for rule in self.server_rules)
+        return False, frozenset(paths)
+
+
+ANONYMOUS = Principal(username="", auth_method=None)
+
+
+def _permissions(scopes: Iterable[Scope]) -> tuple[tuple[ServerRule, ...], dict[str, frozenset[str]]]:
+    rules: list[ServerRule] = []
+    ui: dict[str, set[str]] = {}
+    for scope in scopes:
+        rules.extend(ServerRule.from_dict(raw) for raw in scope.server_rules if isinstance(raw, dict))
+        for permission, paths in (scope.ui_permissions or {}).items():
+            ui.setdefault(permission, set()).update(normalize_path(p) for p in _as_list(paths))
+    ui = {name: {ALL if p == ANY else p for p in paths} for name, paths in ui.items()}
+    return tuple(rules), {name: frozenset(paths) for name, paths in ui.items()}
+
+
+def principal_for_user(
+    user: User,
+    *,
+    auth_method: str,
+    provider: str | None = None,
+    client_id: str | None = None,
+    token_scopes: Iterable[str] | None = None,
+    token_admin: bool = True,
+) -> Principal:
+    """A user's principal. With `token_scopes`, only those of the user's current scopes apply, and admin
+    applies only when the token was issued unrestricted (`token_admin`) and the user is still admin."""
+    group_names = sorted(user.groups.values_list("name", flat=True))
+    scopes = list(Scope.objects.filter(groups__user=user).distinct().order_by("name"))
+    if token_scopes is not None:
+        wanted = set(token_scopes)
+        scopes = [scope for scope in scopes if scope.name in wanted]
+    is_admin = user.is_active and (user.is_superuser or ADMIN_GROUP in group_names)
+    rules, ui = _permissions(scopes)
+    return Principal(
+        username=user.get_username(),
+        auth_method=auth_method,
+        user=user,
+        provider=provider,
+        client_id=client_id,
+        email=user.email,
+        groups=tuple(group_names),
+        scopes=tuple(scope.name for scope in scopes),
+        is_admin=is_admin and token_admin,
+        server_rules=rules,
+        ui=ui,
+    )
+
+
+def principal_for_idp_groups(
+    *, username: str, idp_groups: Iterable[str], provider: str, client_id: str | None, email: str = ""
+) -> Principal:
+    """A caller known only by an identity provider's token: its groups claim maps to registry groups."""
+    mapped = IdpGroupMapping.objects.filter(idp_group__in=list(idp_groups))
+    group_names = sorted(set(mapped.values_list("group__name", flat=True)))
+    scopes = list(Scope.objects.filter(groups__name__in=group_names).distinct().order_by("name"))
+    rules, ui = _permissions(scopes)
+    return Principal(
+        username=username,
+        auth_method=AuthMethod.OIDC,
+        provider=provider,
+        client_id=client_id,
+        email=email,
+        groups=tuple(group_names),
+        scopes=tuple(scope.name for scope in scopes),
+        is_admin=ADMIN_GROUP in group_names,
+        server_rules=rules,
+        ui=ui,
+    )

@@ -1,0 +1,56 @@
+"""Writes for accounts, one module per sub-domain; everything is re-exported here."""
+
+from accounts.services.admin import AdminEnsureResult, admin_ensure
+from accounts.services.audit import SYSTEM_ACTOR, audit_event_record
+from accounts.services.credentials import (
+    NewCredential,
+    client_credential_create,
+    client_credential_revoke,
+    service_account_create,
+)
+from accounts.services.groups import user_sync_idp_groups
+from accounts.services.login import LoginRefused, login_attempt
+from accounts.services.scopes import (
+    SCOPE_EDITABLE_FIELDS,
+    ScopesFileError,
+    scope_create,
+    scope_delete,
+    scope_update,
+    scopes_import,
+)
+from accounts.services.tokens import (
+    TokenGrant,
+    TokenRequestError,
+    client_credentials_exchange,
+    registry_service_token,
+    token_revoke,
+    tokens_purge_expired,
+    user_token_issue,
+)
+
+__all__ = [
+    "SCOPE_EDITABLE_FIELDS",
+    "SYSTEM_ACTOR",
+    "AdminEnsureResult",
+    "LoginRefused",
+    "NewCredential",
+    "ScopesFileError",
+    "TokenGrant",
+    "TokenRequestError",
+    "admin_ensure",
+    "audit_event_record",
+    "client_credential_create",
+    "client_credential_revoke",
+    "client_credentials_exchange",
+    "login_attempt",
+    "registry_service_token",
+    "scope_create",
+    "scope_delete",
+    "scope_update",
+    "scopes_import",
+    "service_account_create",
+    "token_revoke",
+    "tokens_purge_expired",
+    "user_sync_idp_groups",
+    "user_token_issue",
+]

@@ -1,0 +1,25 @@
+"""The audit trail: one append-only row per mutation, written inside the mutation's transaction."""
+
+from accounts.choices import AuditAction
+from accounts.models import AuditEvent, User
+
+SYSTEM_ACTOR = "system"
+
+
+def audit_event_record(*, actor, action: AuditAction, target: str, detail: dict | None = None):
+    """Append one audit row. Called by every service that mutates, inside its transaction.
+
+    `actor` is a User, a Principal (a caller known by a token, possibly without a local user) or None
+    for the system itself."""
+    if actor is None or not actor.is_authenticated:
+        return AuditEvent.objects.create(
+            actor=None, actor_name=SYSTEM_ACTOR, action=action, target=target, detail=detail or {}
+        )
+    user = actor if isinstance(actor, User) else getattr(actor, "user", None)
+    return AuditEvent.objects.create(
+        actor=user,
+        actor_name=actor.get_username(),
+        action=action,
+        target=target,
+        detail=detail or {},
+    )

@@ -1,0 +1,196 @@
+"""Issuing and revoking access tokens: user tokens, service-account tokens, the registry's own."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.choices import AuditAction, AuthMethod, TokenKind
+from accounts.models import ClientCredential, IssuedToken, Scope, User
+from accounts.principal import Principal, principal_for_user
+from accounts.services.audit import audit_event_record
+from accounts.tokens import encode
+
+
+class TokenRequestError(Exception):
+    """A token request that cannot be granted; `code` names why, `status` is the HTTP answer."""
+
+    def __init__(self, message: str, *, code: str, status: int):
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+@dataclass(frozen=True)
+class TokenGrant:
+    access_token: str
+    expires_in: int
+    scopes: tuple[str, ...]
+
+    def as_response(self) -> dict:
+        """The OAuth 2 token response shape of the interface."""
+        return {
+            "access_token": self.access_token,
+            "token_type": "Bearer",
+            "expires_in": self.expires_in,
+            "refresh_token": None,
+            "scope": " ".join(self.scopes),
+        }
+
+
+def _issue(
+    *,
+    user: User,
+    scopes,
+    admin: bool,
+    lifetime: timedelta,
+    kind: str,
+    description: str = "",
+    client_id: str | None = None,
+) -> TokenGrant:
+    groups = sorted(user.groups.values_list("name", flat=True))
+    encoded = encode(
+        username=user.get_username(),
+        scopes=scopes,
+        groups=groups,
+        admin=admin,
+        lifetime=lifetime,
+        kind=kind,
+        client_id=client_id,
+    )
+    IssuedToken.objects.create(
+        jti=encoded.jti,
+        user=user,
+        kind=kind,
+        description=description,
+        scopes=list(scopes),
+        expires_at=encoded.expires_at,
+    )
+    return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes))
+
+
+def user_token_issue(
+    *,
+    principal: Principal,
+    requested_scopes: list[str] | None,
+    expires_in_hours: int | None,
+    description: str,
+) -> TokenGrant:
+    """A token for the caller, limited to `requested_scopes` (a subset of the caller's) when given.
+
+    Only an unrestricted token of an admin carries admin rights; a restricted one carries its scopes only.
+    """
+    if principal.user is None:
+        raise TokenRequestError(
+            "Tokens are issued to registry users only.", code="permission_denied", status=403
+        )
+    hours = settings.TOKEN_DEFAULT_HOURS if expires_in_hours is None else expires_in_hours
+    if not 1 <= hours <= settings.TOKEN_MAX_HOURS:
+        raise TokenRequestError(
+            f"expires_in_hours must be between 1 and {settings.TOKEN_MAX_HOURS}.",
+            code="validation_error",
+            status=400,
+        )
+    if requested_scopes is None:
+        scopes, admin = tuple(principal.scopes), principal.is_admin
+    else:
+        requested = tuple(dict.fromkeys(requested_scopes))
+        grantable = set(principal.scopes)
+        if principal.is_admin:
+            grantable |= set(Scope.objects.filter(name__in=requested).values_list("name", flat=True))
+        refused = [name for name in requested if name not in grantable]
+        if refused:
+            raise TokenRequestError(
+                f"Scopes not granted to the caller: {', '.join(refused)}.",
+                code="permission_denied",
+                status=403,
+            )
+        scopes, admin = requested, False
+    with transaction.atomic():
+        grant = _issue(
+            user=principal.user,
+            scopes=scopes,
+            admin=admin,
+            lifetime=timedelta(hours=hours),
+            kind=TokenKind.USER,
+            description=description,
+        )
+        audit_event_record(
+            actor=principal,
+            action=AuditAction.TOKEN_ISSUE,
+            target=f"user:{principal.user.get_username()}",
+            detail={"scopes": list(scopes), "expires_in": grant.expires_in, "description": description},
+        )
+    return grant
+
+
+def secret_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def client_credentials_exchange(*, client_id: str, client_secret: str) -> TokenGrant:
+    """The client-credentials grant: a short-lived token for a service account."""
+    credential = (
+        ClientCredential.objects.select_related("user").filter(client_id=client_id, is_active=True).first()
+    )
+    # Compare against a dummy hash when the client is unknown, so timing does not reveal which.
+    expected = credential.secret_hash if credential is not None else secret_hash(secrets.token_hex(16))
+    if not hmac.compare_digest(secret_hash(client_secret), expected) or credential is None:
+        raise TokenRequestError("Invalid client credentials.", code="invalid_client", status=401)
+    user = credential.user
+    if not (user.is_active and user.is_service_account):
+        raise TokenRequestError("Invalid client credentials.", code="invalid_client", status=401)
+    ClientCredential.objects.filter(pk=credential.pk).update(last_used_at=timezone.now())
+    return service_account_token(user, client_id=credential.client_id)
+
+
+def service_account_token(user: User, *, client_id: str | None = None) -> TokenGrant:
+    """A short-lived token carrying all of the service account's scopes (and admin, if it is one)."""
+    principal = principal_for_user(user, auth_method=AuthMethod.JWT)
+    return _issue(
+        user=user,
+        scopes=principal.scopes,
+        admin=principal.is_admin,
+        lifetime=timedelta(seconds=settings.SERVICE_TOKEN_LIFETIME_SECONDS),
+        kind=TokenKind.CLIENT_CREDENTIALS,
+        client_id=client_id,
+    )
+
+
+def registry_service_token() -> TokenGrant:
+    """A fresh token of the registry's own service account (REGISTRY_SERVICE_ACCOUNT)."""
+    name = settings.REGISTRY_SERVICE_ACCOUNT
+    user = (
+        User.objects.filter(username=name, is_active=True, is_service_account=True).first() if name else None
+    )
+    if user is None:
+        raise TokenRequestError(
+            "No service account is configured: set REGISTRY_SERVICE_ACCOUNT to the username of an active "
+            "service account (manage.py create_service_account).",
+            code="service_account_not_configured",
+            status=500,
+        )
+    return service_account_token(user)
+
+
+def token_revoke(*, actor, token: IssuedToken) -> IssuedToken:
+    if token.revoked_at is not None:
+        return token
+    with transaction.atomic():
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+        audit_event_record(actor=actor, action=AuditAction.TOKEN_REVOKE, target=f"token:{token.jti}")
+    return token
+
+
+def tokens_purge_expired(*, older_than: timedelta = timedelta(days=1)) -> int:
+    """Drop records of tokens that expired long enough ago to be useless even for revocation."""
+    deleted, _ = IssuedToken.objects.filter(expires_at__lt=timezone.now() - older_than).delete()
+    return deleted

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from accounts import views
+
+app_name = "accounts"
+
+urlpatterns = [
+    path("api/auth/login", views.login_view, name="login"),
+    path("login", views.login_unprefixed_view, name="login-unprefixed"),
+    path("api/auth/logout", views.logout_view, name="logout"),
+    path("logout", views.logout_unprefixed_view, name="logout-unprefixed"),
+    path("api/auth/auth/callback", views.provider_callback_view, name="provider-callback"),
+    path("api/auth/auth/<str:provider>", views.provider_login_view, name="provider-login"),
+]
