@@ -12,6 +12,7 @@ import hmac
 
 import jwt
 from django.conf import settings
+from django.contrib.auth import get_user
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
@@ -93,10 +94,14 @@ def _principal_from_external(raw: str) -> Principal:
     )
 
 
-def principal_from_session(request) -> Principal | None:
-    """The principal of a logged-in session (form or identity-provider login)."""
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated or not user.is_active:
+def principal_from_session(request, user=None) -> Principal | None:
+    """The principal of a logged-in session (form or identity-provider login) of a Django request.
+
+    `user` is the session's user when the caller already has it; otherwise it is read from the session
+    (DRF replaces `request.user` once its own authentication has run)."""
+    if user is None:
+        user = get_user(request)
+    if not user.is_authenticated or not user.is_active:
         return None
     marker = request.session.get(SESSION_AUTH_KEY) or {}
     return principal_for_user(
@@ -131,7 +136,7 @@ class RegistrySessionAuthentication(SessionAuthentication):
         result = super().authenticate(request)
         if result is None:
             return None
-        principal = principal_from_session(request._request)
+        principal = principal_from_session(request._request, user=result[0])
         return (result[0], principal) if principal is not None else None
 
 

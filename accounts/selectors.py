@@ -11,10 +11,10 @@ PROVIDER_ICONS = {"keycloak": "keycloak", "cognito": "aws", "entra": "microsoft"
 
 def login_providers(request) -> list[dict]:
     """The identity providers configured from the environment: `{name, display_name, icon}`."""
-    providers = get_social_adapter().list_providers(request)
+    providers = {(p.sub_id or p.id): p for p in get_social_adapter().list_providers(request)}
     return [
-        {"name": p.id, "display_name": p.name, "icon": PROVIDER_ICONS.get(p.id, "openid")}
-        for p in sorted(providers, key=lambda p: p.id)
+        {"name": name, "display_name": providers[name].name, "icon": PROVIDER_ICONS.get(name, "openid")}
+        for name in sorted(providers)
     ]
 
 

@@ -50,3 +50,41 @@ def run_manage(*args, env: dict, timeout: float = 120) -> subprocess.CompletedPr
         text=True,
         timeout=timeout,
     )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_redis(settings):
+    """Each test starts with an empty Redis (the test servers' own, under var/test)."""
+    import redis
+
+    redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    yield
+
+
+@pytest.fixture
+def scope_factory(db):
+    """Make a scope granted to a group (created when missing)."""
+    from django.contrib.auth.models import Group
+
+    from accounts.models import Scope
+
+    def make(name, *, group=None, server_rules=(), ui=None):
+        scope = Scope.objects.create(name=name, server_rules=list(server_rules), ui_permissions=ui or {})
+        if group:
+            scope.groups.add(Group.objects.get_or_create(name=group)[0])
+        return scope
+
+    return make
+
+
+@pytest.fixture
+def member(db):
+    """A user in the given groups."""
+    from django.contrib.auth.models import Group
+
+    def make(username, *groups, **fields):
+        user = UserFactory(username=username, **fields)
+        user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
+        return user
+
+    return make

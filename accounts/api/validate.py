@@ -1,7 +1,7 @@
 """GET /validate: the reverse proxy's `auth_request` check of one MCP call.
 
 Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
-the first path segment of `X-Original-URL`. Call: the JSON-RPC body from `X-Body` (or the request
+the first path segment of `X-Original-URL`. Call: the JSON-RPC body from `X-Body` (or a JSON request
 body); no body means `initialize`. Identity headers a client sends are never read.
 """
 
@@ -53,7 +53,9 @@ def _target(request) -> str:
 def _calls(request) -> list[tuple[str, str | None]]:
     raw = request.headers.get("X-Body")
     if raw is None:
-        if len(request.body) > MAX_BODY:
+        if "json" not in request.content_type:  # a forwarded form or an empty subrequest: no JSON-RPC body
+            return [("initialize", None)]
+        if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_BODY:
             raise ApiError(400, ErrorCode.BAD_REQUEST, "The request body is too large.")
         raw = request.body.decode("utf-8", errors="replace")
     elif raw.lstrip().startswith("%"):

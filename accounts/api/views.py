@@ -4,7 +4,7 @@ import base64
 import binascii
 
 from django.conf import settings
-from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -93,7 +93,7 @@ class ClientCredentialsTokenView(APIView):
 
     authentication_classes = []
     permission_classes = [AllowAny]
-    parser_classes = [FormParser, JSONParser]
+    parser_classes = [FormParser, MultiPartParser, JSONParser]
 
     def post(self, request):
         serializer = ClientCredentialsSerializer(data=request.data)

@@ -1,0 +1,188 @@
+"""GET /validate, the reverse proxy's check: identity headers out, 200/401/403/400 in."""
+
+import json
+
+import pytest
+
+from accounts.models import IssuedToken
+from accounts.tokens import encode
+from tests.factories import ServerFactory
+
+pytestmark = pytest.mark.django_db
+
+CALL_NOW = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "now"}})
+
+
+@pytest.fixture
+def timer(member, scope_factory):
+    ServerFactory(path="/currenttime")
+    ServerFactory(path="/weather")
+    scope_factory(
+        "time-exec",
+        group="timers",
+        server_rules=[
+            {"server": "currenttime", "methods": ["initialize", "tools/list", "tools/call"], "tools": ["now"]}
+        ],
+    )
+    return member("tim", "timers")
+
+
+def token(user, scopes=("time-exec",)):
+    encoded = encode(
+        username=user.username,
+        scopes=scopes,
+        groups=["timers"],
+        admin=False,
+        lifetime=__import__("datetime").timedelta(hours=1),
+        kind="user",
+    )
+    IssuedToken.objects.create(jti=encoded.jti, user=user, kind="user", expires_at=encoded.expires_at)
+    return encoded.token
+
+
+def validate(
+    client, *, auth=None, url="https://gw.example.test/currenttime/mcp", body=None, method="get", **headers
+):
+    if auth:
+        headers["Authorization"] = f"Bearer {auth}"
+    if url is not None:
+        headers["X-Original-URL"] = url
+    if body is not None:
+        headers["X-Body"] = body
+    return getattr(client, method)("/validate", headers=headers)
+
+
+def test_an_allowed_tool_call_answers_200_with_identity_headers(client, timer):
+    response = validate(client, auth=token(timer), body=CALL_NOW)
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "valid": True,
+        "username": "tim",
+        "scopes": ["time-exec"],
+        "method": "tools/call",
+        "server_name": "currenttime",
+        "tool_name": "now",
+    }
+    assert response["X-User"] == "tim"
+    assert response["X-Username"] == "tim"
+    assert response["X-Scopes"] == "time-exec"
+    assert response["X-Auth-Method"] == "jwt"
+    assert response["X-Server-Name"] == "currenttime"
+    assert response["X-Tool-Name"] == "now"
+    assert response["X-Client-Id"] == ""
+
+
+def test_no_body_means_initialize(client, timer):
+    response = validate(client, auth=token(timer))
+
+    assert response.status_code == 200
+    assert response.json()["method"] == "initialize"
+    assert response.json()["tool_name"] is None
+
+
+def test_x_authorization_and_the_session_cookie_are_accepted(client, timer):
+    via_header = client.get(
+        "/validate",
+        headers={"X-Authorization": f"Bearer {token(timer)}", "X-Original-URL": "/currenttime/mcp"},
+    )
+    client.force_login(timer)
+    via_session = validate(client, method="post")
+
+    assert via_header.status_code == 200
+    assert via_session.status_code == 200
+    assert via_session["X-Auth-Method"] == "session"
+
+
+def test_missing_or_bad_credentials_are_401(client, timer):
+    missing = validate(client)
+    bad = validate(client, auth="garbage")
+
+    assert missing.status_code == 401
+    assert missing.json()["error_code"] == "not_authenticated"
+    assert missing["WWW-Authenticate"].startswith("Bearer")
+    assert bad.status_code == 401
+    assert bad.json()["error_code"] == "token_malformed"
+
+
+def test_spoofed_identity_headers_gain_nothing(client, timer):
+    response = validate(
+        client, **{"X-User": "admin", "X-Scopes": "mcp-registry-admin", "X-Username": "admin"}
+    )
+
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "message"),
+    [
+        (
+            "/currenttime/mcp",
+            json.dumps({"method": "tools/call", "params": {"name": "shutdown"}}),
+            "Access denied: 'tim' may not call 'tools/call' on tool 'shutdown' on server 'currenttime'.",
+        ),
+        ("/weather/mcp", None, "Access denied: 'tim' may not call 'initialize' on server 'weather'."),
+        (
+            "/currenttime/mcp",
+            json.dumps({"method": "resources/list"}),
+            "Access denied: 'tim' may not call 'resources/list' on server 'currenttime'.",
+        ),
+    ],
+)
+def test_calls_outside_the_scopes_are_403_naming_server_and_method(client, timer, url, body, message):
+    response = validate(client, auth=token(timer), url=url, body=body)
+
+    assert response.status_code == 403
+    assert response.json()["detail"] == message
+    assert "X-User" not in response
+
+
+def test_a_disabled_server_is_refused(client, timer):
+    from servers.models import Server
+
+    Server.objects.filter(path="/currenttime").update(is_enabled=False)
+
+    response = validate(client, auth=token(timer))
+
+    assert response.status_code == 403
+    assert response.json()["detail"] == "Server 'currenttime' is unknown or disabled."
+
+
+@pytest.mark.parametrize(
+    ("url", "body"),
+    [
+        ("/currenttime/mcp", "{not json"),
+        ("/currenttime/mcp", "[]"),
+        ("/currenttime/mcp", '"just a string"'),
+        ("/currenttime/mcp", json.dumps({"params": {}})),
+        ("/currenttime/mcp", json.dumps({"method": "tools/call", "params": {}})),
+        ("/currenttime/mcp", json.dumps({"method": "tools/call", "params": "now"})),
+        (None, None),
+        ("https://gw.example.test/", None),
+    ],
+)
+def test_malformed_input_is_400_not_500(client, timer, url, body):
+    response = validate(client, auth=token(timer), url=url, body=body)
+
+    assert response.status_code == 400
+    assert response.json()["error_code"] == "bad_request"
+
+
+def test_a_batch_is_allowed_only_if_every_call_is(client, timer):
+    ok = json.dumps([{"method": "initialize"}, {"method": "tools/list"}])
+    mixed = json.dumps([{"method": "initialize"}, {"method": "tools/call", "params": {"name": "shutdown"}}])
+
+    assert validate(client, auth=token(timer), body=ok).status_code == 200
+    assert validate(client, auth=token(timer), body=mixed).status_code == 403
+
+
+def test_the_body_may_come_as_the_request_body(client, timer):
+    response = client.post(
+        "/validate",
+        data=CALL_NOW,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token(timer)}", "X-Original-URL": "/currenttime/mcp"},
+    )
+
+    assert response.status_code == 200
+    assert response.json()["tool_name"] == "now"
