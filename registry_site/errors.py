@@ -29,7 +29,6 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     CONFLICT = "conflict"
     THROTTLED = "throttled"
-    LOGIN_RATE_LIMITED = "login_rate_limited"
     INTERNAL_API_DISABLED = "internal_api_disabled"
     SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
