@@ -4,7 +4,7 @@ from django.db import transaction
 
 from accounts.choices import AuditAction
 from accounts.models import User
-from accounts.services import audit_event_record
+from accounts.services import actor_user, audit_event_record
 from agents.models import Agent
 from registry_site.services import apply_changes, require_editable
 
@@ -31,8 +31,8 @@ def _target(agent: Agent) -> str:
 def agent_create(*, actor: User | None, path: str, owner: User | None = None, **fields) -> Agent:
     """Publish an agent card; it starts disabled and owned by `owner`, by default the caller."""
     require_editable(fields, EDITABLE_FIELDS)
-    if owner is None and actor is not None and actor.is_authenticated:
-        owner = actor
+    if owner is None:
+        owner = actor_user(actor)
     agent = Agent(
         path=path,
         is_enabled=False,

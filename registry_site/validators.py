@@ -1,22 +1,43 @@
-"""Rules on registry paths, shared by servers and agents: `/<name>`, one segment.
+"""Rules on registry paths, shared by servers and agents.
 
-A server path becomes the MCP Registry name `io.<namespace>/<name>`, whose schema pattern is
-^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$ with at most 200 characters, so the name part allows no '/'.
+A path is `/` followed by one or more segments of lower-case letters, digits, `-` and `_`, separated
+by `/`: no empty segments, no `.` or `..`, no query or fragment. `normalize_path` turns what people
+type (`Weather`, `/weather/`, ` /team/Weather `) into that form; `validate_registry_path` checks it.
+
+A server path becomes the MCP Registry name `io.<namespace>/<segments joined by ".">`: the name part
+of server.schema.json allows [a-zA-Z0-9._-] and no second `/`, and since `.` never occurs in a path the
+mapping is reversible.
 """
 
 import re
 
 from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 
-PATH_PATTERN = re.compile(r"^/[a-zA-Z0-9._-]+$")
+PATH_PATTERN = re.compile(r"^(/[a-z0-9_-]+)+$")
 PATH_MAX_LENGTH = 150
+
+validate_http_url = URLValidator(
+    schemes=["http", "https"], message="Enter an absolute http:// or https:// URL."
+)
+
+
+def normalize_path(value: str) -> str:
+    """Trim, lower-case, add the leading `/` and drop a trailing one; the result still needs validating."""
+    value = str(value).strip().lower()
+    if value and not value.startswith("/"):
+        value = f"/{value}"
+    if len(value) > 1 and value.endswith("/"):
+        value = value[:-1]
+    return value
 
 
 def validate_registry_path(value: str) -> None:
     if len(value or "") > PATH_MAX_LENGTH:
         raise ValidationError(f"Path must be at most {PATH_MAX_LENGTH} characters.", code="path_too_long")
-    if not PATH_PATTERN.match(value or "") or value in ("/.", "/.."):
+    if not PATH_PATTERN.match(value or ""):
         raise ValidationError(
-            "Path must be '/' followed by letters, digits, '.', '_' or '-' (no further '/').",
+            "Path must be '/' and segments of lower-case letters, digits, '-' or '_' separated by '/' "
+            "(no empty segments, no '..', no query or fragment).",
             code="invalid_path",
         )

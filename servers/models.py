@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
-from registry_site.validators import PATH_MAX_LENGTH, validate_registry_path
+from registry_site.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
 from servers.choices import AuthType, HealthStatus, Transport
 from servers.querysets import ServerQuerySet
 
@@ -17,7 +17,7 @@ class Server(models.Model):
     path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    proxy_pass_url = models.URLField(max_length=2048)
+    proxy_pass_url = models.URLField(max_length=2048, validators=[validate_http_url])
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     num_tools = models.PositiveIntegerField(default=0)
     num_stars = models.PositiveIntegerField(default=0)

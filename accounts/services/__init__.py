@@ -1,7 +1,7 @@
 """Writes for accounts, one module per sub-domain; everything is re-exported here."""
 
 from accounts.services.admin import AdminEnsureResult, admin_ensure
-from accounts.services.audit import SYSTEM_ACTOR, audit_event_record
+from accounts.services.audit import SYSTEM_ACTOR, actor_user, audit_event_record
 from accounts.services.credentials import (
     NewCredential,
     client_credential_create,
@@ -37,6 +37,7 @@ __all__ = [
     "ScopesFileError",
     "TokenGrant",
     "TokenRequestError",
+    "actor_user",
     "admin_ensure",
     "audit_event_record",
     "client_credential_create",

@@ -6,19 +6,22 @@ from accounts.models import AuditEvent, User
 SYSTEM_ACTOR = "system"
 
 
+def actor_user(actor) -> User | None:
+    """The local user behind an actor (a User, a Principal, or None for the system)."""
+    if actor is None or not actor.is_authenticated:
+        return None
+    return actor if isinstance(actor, User) else getattr(actor, "user", None)
+
+
 def audit_event_record(*, actor, action: AuditAction, target: str, detail: dict | None = None):
     """Append one audit row. Called by every service that mutates, inside its transaction.
 
     `actor` is a User, a Principal (a caller known by a token, possibly without a local user) or None
     for the system itself."""
-    if actor is None or not actor.is_authenticated:
-        return AuditEvent.objects.create(
-            actor=None, actor_name=SYSTEM_ACTOR, action=action, target=target, detail=detail or {}
-        )
-    user = actor if isinstance(actor, User) else getattr(actor, "user", None)
+    authenticated = actor is not None and actor.is_authenticated
     return AuditEvent.objects.create(
-        actor=user,
-        actor_name=actor.get_username(),
+        actor=actor_user(actor),
+        actor_name=actor.get_username() if authenticated else SYSTEM_ACTOR,
         action=action,
         target=target,
         detail=detail or {},

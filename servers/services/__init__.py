@@ -1,0 +1,23 @@
+"""Writes for servers, one module per sub-domain; everything is re-exported here."""
+
+from servers.services.registry import (
+    EDITABLE_FIELDS,
+    ServerConflict,
+    server_create,
+    server_delete,
+    server_refresh,
+    server_register,
+    server_toggle,
+    server_update,
+)
+
+__all__ = [
+    "EDITABLE_FIELDS",
+    "ServerConflict",
+    "server_create",
+    "server_delete",
+    "server_refresh",
+    "server_register",
+    "server_toggle",
+    "server_update",
+]

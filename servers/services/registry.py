@@ -1,0 +1,153 @@
+"""Writes for servers. Every surface (JSON APIs, dashboard, internal API, admin) calls these, so they
+validate, audit and behave the same everywhere."""
+
+from django.db import transaction
+
+from accounts.choices import AuditAction
+from accounts.services import actor_user, audit_event_record
+from registry_site.services import apply_changes, require_editable
+from servers.choices import HealthStatus
+from servers.models import Server, Tool
+
+# Fields a caller may set on create or update; health fields belong to the health checker.
+EDITABLE_FIELDS = (
+    "name",
+    "description",
+    "proxy_pass_url",
+    "tags",
+    "num_tools",
+    "num_stars",
+    "is_python",
+    "license",
+    "supported_transports",
+    "auth_type",
+    "auth_provider",
+    "headers",
+    "version",
+)
+
+
+class ServerConflict(Exception):
+    """The path is already registered (and overwriting was not asked for)."""
+
+
+def _target(server: Server) -> str:
+    return f"server:{server.path}"
+
+
+def server_create(
+    *, actor, path: str, is_enabled: bool = False, tools: list[dict] | None = None, **fields
+) -> Server:
+    """Register a server; it starts `unknown` when enabled (not yet checked) and `disabled` otherwise."""
+    require_editable(fields, EDITABLE_FIELDS)
+    if Server.objects.filter(path=path).exists():
+        raise ServerConflict(f"A server is already registered at {path}.")
+    server = Server(
+        path=path,
+        is_enabled=is_enabled,
+        health_status=HealthStatus.UNKNOWN if is_enabled else HealthStatus.DISABLED,
+        registered_by=actor_user(actor),
+        **fields,
+    )
+    server.full_clean()
+    with transaction.atomic():
+        server.save()
+        if tools is not None:
+            _tools_replace(server, tools)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SERVER_CREATE,
+            target=_target(server),
+            detail={"name": server.name},
+        )
+    return server
+
+
+def server_update(*, actor, server: Server, tools: list[dict] | None = None, **fields) -> Server:
+    """Change a server's editable fields; the audit row lists which fields changed (never their values,
+    since `headers` may hold credentials)."""
+    require_editable(fields, EDITABLE_FIELDS)
+    changed = apply_changes(server, fields)
+    if not changed and tools is None:
+        return server
+    server.full_clean()
+    with transaction.atomic():
+        if changed:
+            server.save(update_fields=[*changed, "updated_at"])
+        if tools is not None:
+            _tools_replace(server, tools)
+            changed = sorted({*changed, "tools"})
+        audit_event_record(
+            actor=actor, action=AuditAction.SERVER_UPDATE, target=_target(server), detail={"fields": changed}
+        )
+    return server
+
+
+def server_register(
+    *,
+    actor,
+    path: str,
+    overwrite: bool = False,
+    is_enabled: bool = False,
+    tools: list[dict] | None = None,
+    **fields,
+) -> tuple[Server, bool]:
+    """Create a server, or with `overwrite` replace the one at `path`; returns (server, created)."""
+    with transaction.atomic():
+        existing = Server.objects.select_for_update().filter(path=path).first() if overwrite else None
+        if existing is None:
+            return server_create(actor=actor, path=path, is_enabled=is_enabled, tools=tools, **fields), True
+        server_update(actor=actor, server=existing, tools=tools, **fields)
+        server_toggle(actor=actor, server=existing, enabled=is_enabled)
+        return existing, False
+
+
+def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
+    """Enable or disable a server. A disabled server shows `disabled`; an enabled one is `unknown`
+    until its next health check."""
+    if server.is_enabled == enabled:
+        return server
+    server.is_enabled = enabled
+    server.health_status = HealthStatus.UNKNOWN if enabled else HealthStatus.DISABLED
+    with transaction.atomic():
+        server.save(update_fields=["is_enabled", "health_status", "updated_at"])
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SERVER_ENABLE if enabled else AuditAction.SERVER_DISABLE,
+            target=_target(server),
+        )
+    return server
+
+
+def server_delete(*, actor, server: Server) -> None:
+    """Remove a server and its tools."""
+    target = _target(server)
+    with transaction.atomic():
+        server.delete()
+        audit_event_record(actor=actor, action=AuditAction.SERVER_DELETE, target=target)
+
+
+def _tools_replace(server: Server, tools: list[dict]) -> None:
+    """Make the stored tools exactly `tools` ({name, description, input_schema}) and count them."""
+    server.tools.all().delete()
+    Tool.objects.bulk_create(
+        Tool(
+            server=server,
+            name=tool["name"],
+            description=tool.get("description", ""),
+            input_schema=tool.get("input_schema", {}),
+        )
+        for tool in tools
+    )
+    server.num_tools = len(tools)
+    server.save(update_fields=["num_tools", "updated_at"])
+
+
+def server_refresh(*, server: Server) -> None:
+    """Queue an immediate health check and tool discovery of `server` (after the transaction commits).
+
+    Disabled servers are not checked. The check runs on a worker; callers answer with the current status."""
+    from servers.tasks import check_server_task
+
+    if server.is_enabled:
+        transaction.on_commit(lambda: check_server_task.delay(server.pk))
