@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
+    path("", include("servers.api.v01_urls")),
 ]

@@ -1,4 +1,10 @@
-"""Reads for servers."""
+"""Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
+
+from datetime import datetime
+
+from django.conf import settings
+from django.db.models import F, Value
+from django.db.models.functions import Concat, Replace, Substr
 
 from servers.models import Server
 
@@ -6,3 +12,39 @@ from servers.models import Server
 def server_is_routable(path: str) -> bool:
     """Whether the gateway should route traffic to `path` at all: it exists and is enabled."""
     return Server.objects.filter(path=path, is_enabled=True).exists()
+
+
+def _registry_name():
+    """The `io.<namespace>/<name>` of each row, computed in SQL (for `search`)."""
+    return Concat(
+        Value(f"io.{settings.REGISTRY_NAMESPACE}/"),
+        Replace(Substr(F("path"), 2), Value("/"), Value(".")),
+    )
+
+
+def servers_page(
+    principal,
+    *,
+    after: str | None,
+    limit: int,
+    search: str = "",
+    updated_since: datetime | None = None,
+    version: str | None = None,
+) -> tuple[list[Server], bool]:
+    """One keyset page of the servers `principal` may see, ordered by path (the same order as the
+    registry name); returns (rows, more_after_these)."""
+    rows = Server.objects.visible_to(principal).order_by("path")
+    if search:
+        rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
+    if updated_since is not None:
+        rows = rows.filter(updated_at__gte=updated_since)
+    if version and version != "latest":
+        rows = rows.filter(version=version)
+    if after is not None:
+        rows = rows.filter(path__gt=after)
+    page = list(rows[: limit + 1])
+    return page[:limit], len(page) > limit
+
+
+def server_visible(principal, path: str) -> Server | None:
+    return Server.objects.visible_to(principal).filter(path=path).first()

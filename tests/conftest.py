@@ -88,3 +88,20 @@ def member(db):
         return user
 
     return make
+
+
+@pytest.fixture
+def token_for(db):
+    """A registry access token for `user`, optionally limited to `scopes`."""
+    from accounts.choices import AuthMethod
+    from accounts.principal import principal_for_user
+    from accounts.services import user_token_issue
+
+    def make(user, scopes=None):
+        principal = principal_for_user(user, auth_method=AuthMethod.SESSION)
+        grant = user_token_issue(
+            principal=principal, requested_scopes=scopes, expires_in_hours=1, description="test"
+        )
+        return grant.access_token
+
+    return make

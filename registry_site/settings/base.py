@@ -133,6 +133,9 @@ CACHES = {
 
 REGISTRY_SERVICE_NAME = "mcp-gateway-registry"
 REGISTRY_NAMESPACE = env.str("REGISTRY_NAMESPACE", default="mcpgateway")
+# Public base URL of the gateway (what MCP clients connect to); unset: the URL the request came in on.
+GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="").rstrip("/")
+DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
 ADMIN_USER = env.str("ADMIN_USER", default="admin")

@@ -1,0 +1,110 @@
+"""/v0.1 (and /v0): the official MCP Registry listing API, over the servers the caller may access.
+
+Errors here use the official format `{"error": {"code", "message"}}` (see registry_site/errors.py)."""
+
+import re
+
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api.permissions import IsAuthenticatedPrincipal
+from accounts.authentication import BearerAuthentication, principal_of
+from registry_site.errors import ApiError, ErrorCode
+from registry_site.validators import PATH_PATTERN
+from servers.api.pagination import BadCursor, decode_cursor, encode_cursor
+from servers.api.v01_serializers import server_list, server_response
+from servers.naming import path_from_name
+from servers.selectors import server_visible, servers_page
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+_INTEGER = re.compile(r"^[0-9]{1,7}$")
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError(400, ErrorCode.BAD_REQUEST, message)
+
+
+def not_found(message: str = "Server not found") -> ApiError:
+    return ApiError(404, ErrorCode.NOT_FOUND, message)
+
+
+def base_url(request) -> str:
+    return settings.GATEWAY_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+class V01View(APIView):
+    authentication_classes = [BearerAuthentication]
+    permission_classes = [IsAuthenticatedPrincipal]
+
+
+class ServerListView(V01View):
+    """GET /v0.1/servers: cursor, limit (1–1000), search, updated_since, version, include_deleted."""
+
+    def get(self, request):
+        params = request.query_params
+        limit = self._limit(params.get("limit"))
+        updated_since = self._updated_since(params.get("updated_since"))
+        if params.get("include_deleted", "false").lower() not in ("true", "false"):
+            raise invalid("include_deleted must be true or false.")
+        query = {
+            "search": params.get("search", "").strip(),
+            "updated_since": updated_since.isoformat() if updated_since else "",
+            "version": params.get("version", "").strip(),
+        }
+        after = None
+        if "cursor" in params:
+            try:
+                after = decode_cursor(params["cursor"], query)
+            except BadCursor as exc:
+                raise invalid(str(exc)) from None
+        rows, more = servers_page(
+            principal_of(request),
+            after=after,
+            limit=limit,
+            search=query["search"],
+            updated_since=updated_since,
+            version=query["version"] or None,
+        )
+        next_cursor = encode_cursor(rows[-1].path, query) if more else None
+        return Response(server_list(rows, base_url=base_url(request), next_cursor=next_cursor))
+
+    @staticmethod
+    def _limit(raw: str | None) -> int:
+        if raw is None:
+            return DEFAULT_LIMIT
+        if not _INTEGER.match(raw) or not 1 <= int(raw) <= MAX_LIMIT:
+            raise invalid(f"limit must be an integer from 1 to {MAX_LIMIT}.")
+        return int(raw)
+
+    @staticmethod
+    def _updated_since(raw: str | None):
+        if raw is None:
+            return None
+        try:
+            value = parse_datetime(raw.strip().replace(" ", "+"))
+        except ValueError:
+            value = None
+        if value is None or value.tzinfo is None:
+            raise invalid("updated_since must be an RFC 3339 date-time with a time zone.")
+        return value
+
+
+class ServerVersionsView(V01View):
+    """GET /v0.1/servers/{serverName}/versions (one entry: each server has one version) and
+    GET /v0.1/servers/{serverName}/versions/{version} (`latest` or the server's own version)."""
+
+    def get(self, request, server_name: str, version: str | None = None):
+        path = path_from_name(server_name)
+        if path is None or not PATH_PATTERN.match(path):
+            raise not_found()
+        server = server_visible(principal_of(request), path)
+        if server is None:
+            raise not_found()
+        if version is None:
+            return Response(server_list([server], base_url=base_url(request), next_cursor=None))
+        if version != "latest" and version != server.version:
+            raise not_found("Server version not found")
+        return Response(server_response(server, base_url=base_url(request)))
