@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
     path("", include("servers.api.v01_urls")),
+    path("", include("servers.api.public_urls")),
 ]

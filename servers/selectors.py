@@ -48,3 +48,21 @@ def servers_page(
 
 def server_visible(principal, path: str) -> Server | None:
     return Server.objects.visible_to(principal).filter(path=path).first()
+
+
+DISCOVERY_TOOLS_PREVIEW = 5
+
+
+def servers_for_discovery() -> list[Server]:
+    """Enabled servers for the public discovery document, each with `preview_tools` (at most 5, by
+    name), in a fixed number of queries whatever the number of servers."""
+    from django.db.models import Prefetch
+
+    from servers.models import Tool
+
+    preview = Tool.objects.order_by("name")[:DISCOVERY_TOOLS_PREVIEW]
+    return list(
+        Server.objects.enabled()
+        .order_by("path")
+        .prefetch_related(Prefetch("tools", queryset=preview, to_attr="preview_tools"))
+    )

@@ -1,0 +1,71 @@
+"""GET /.well-known/mcp-servers: the public discovery document of enabled servers.
+
+No authentication; cacheable by anyone for DISCOVERY_CACHE_TTL seconds; an ETag over the body lets
+clients revalidate with If-None-Match and get 304."""
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.http import HttpResponse, HttpResponseNotModified
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from servers.api.v01 import base_url
+from servers.api.v01_serializers import gateway_transport
+from servers.naming import server_name
+from servers.selectors import servers_for_discovery
+
+
+def _iso(value) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def discovery_document(request) -> dict:
+    base = base_url(request)
+    servers = servers_for_discovery()
+    updated = max((max(filter(None, (s.updated_at, s.last_checked_at))) for s in servers), default=None)
+    return {
+        "servers": [
+            {
+                "id": server_name(server.path),
+                "name": server.name,
+                "description": server.description,
+                "path": server.path,
+                "mcp": gateway_transport(server, base),
+                "authentication": {
+                    "required": True,
+                    "type": "bearer",
+                    "token_endpoint": f"{base}/api/auth/token",
+                },
+                "health_status": server.health_status,
+                "last_checked": _iso(server.last_checked_at) if server.last_checked_at else None,
+                "tags": list(server.tags),
+                "num_tools": server.num_tools,
+                "tools_preview": [
+                    {"name": t.name, "description": t.description} for t in server.preview_tools
+                ],
+            }
+            for server in servers
+        ],
+        "_meta": {
+            "registry": settings.REGISTRY_SERVICE_NAME,
+            "namespace": f"io.{settings.REGISTRY_NAMESPACE}",
+            "updated_at": _iso(updated or timezone.now()),
+        },
+    }
+
+
+@require_GET
+def well_known_mcp_servers(request):
+    body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
+    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    cache_control = f"public, max-age={settings.DISCOVERY_CACHE_TTL}"
+    candidates = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
+    if etag in candidates or f"W/{etag}" in candidates:
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = etag
+    response["Cache-Control"] = cache_control
+    return response
