@@ -5,6 +5,9 @@ from django.urls import include, path
 
 from registry_site import views
 
+handler404 = "registry_site.views.not_found"
+handler500 = "registry_site.views.server_error"
+
 urlpatterns = [
     path("health", views.health, name="health"),
     path("admin/", admin.site.urls),

@@ -1,0 +1,84 @@
+"""Shared pieces of the benchmarks: a throw-away registry on its own embedded servers."""
+
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def registry_env(var_dir: Path, port: int, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
+    env.update(REGISTRY_VAR_DIR=str(var_dir), REGISTRY_PORT=str(port), LOG_LEVEL="WARNING", **extra)
+    return env
+
+
+def manage(env: dict, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return result.stdout
+
+
+class Serve:
+    """`manage.py serve` in the background until the block ends."""
+
+    def __init__(self, env: dict, port: int):
+        self.env, self.port = env, port
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--no-migrate"],
+            cwd=PROJECT_DIR,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"http://127.0.0.1:{self.port}/health", timeout=2).status_code == 200:
+                    return self
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("serve did not start")
+
+    def __exit__(self, *exc):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(60)
+
+
+def timed(session: requests.Session, url: str, count: int, **kwargs) -> list[float]:
+    out = []
+    for _ in range(count):
+        started = time.perf_counter()
+        response = session.get(url, timeout=30, **kwargs)
+        out.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.text[:200]
+    return out
+
+
+def ms(values: list[float], q: int | None = None) -> float:
+    if q is None:
+        return statistics.median(values) * 1000
+    return statistics.quantiles(values, n=100)[q - 1] * 1000
