@@ -1,5 +1,6 @@
 """Writes for servers, one module per sub-domain; everything is re-exported here."""
 
+from servers.services.health import server_health_record
 from servers.services.registry import (
     EDITABLE_FIELDS,
     ServerConflict,
@@ -16,6 +17,7 @@ __all__ = [
     "ServerConflict",
     "server_create",
     "server_delete",
+    "server_health_record",
     "server_refresh",
     "server_register",
     "server_toggle",

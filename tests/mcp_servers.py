@@ -1,0 +1,298 @@
+"""Real MCP servers (and deliberately broken ones) on loopback, for health-check and discovery tests.
+
+The good servers are built with the official SDK (`MCPServer`, and the low-level `Server` where a test
+needs control `MCPServer` does not give, such as paginated `tools/list`) and served by uvicorn in a
+background thread, each on a socket bound to 127.0.0.1 port 0, so ports never collide. The bad ones
+reproduce what a health checker meets in the field: nothing listening, a peer that accepts and never
+answers, an HTML page, a body that is JSON but not JSON-RPC, an HTTP 500, and a JSON-RPC error.
+
+Fixtures are session-scoped: the servers hold no state between checks, and starting them once keeps
+the test files fast. A test module imports the `*_fixture` functions to use them; each registers under
+the name without the suffix, so test arguments do not shadow the import.
+"""
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import mcp_types as types
+import pytest
+import uvicorn
+from mcp.server import MCPServer
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel import Server
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+LOOPBACK = "127.0.0.1"
+STARTUP_TIMEOUT = 10.0
+
+# The bearer-protected server accepts these tokens; the second lacks the scope it requires (403).
+AUTH_TOKEN = "registry-health-token"
+UNSCOPED_TOKEN = "registry-unscoped-token"
+REQUIRED_SCOPE = "mcp:tools"
+
+# The paginating server lists this many tools, PAGE_SIZE per tools/list page.
+PAGED_TOOL_COUNT = 120
+PAGE_SIZE = 50
+
+
+def loopback_socket() -> socket.socket:
+    """A TCP socket bound to a free loopback port (not yet listening)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((LOOPBACK, 0))
+    return sock
+
+
+class UvicornThread:
+    """One uvicorn server running an ASGI app in a daemon thread, on a socket bound before start.
+
+    Binding first lets an app know its own URL (the SDK's bearer auth needs it) and leaves no window
+    in which another process could take the port."""
+
+    def __init__(self, app, sock: socket.socket):
+        self.sock = sock
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{self.port}", daemon=True
+        )
+
+    def url(self, path: str) -> str:
+        return f"http://{LOOPBACK}:{self.port}{path}"
+
+    def start(self) -> "UvicornThread":
+        self.thread.start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn on port {self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        # Streams still open after a second (an SSE stream whose client vanished) are cancelled.
+        self.server.should_exit = True
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+class SilentServer:
+    """Accepts TCP connections and never reads or answers: the worst case for a client's timeouts."""
+
+    def __init__(self):
+        self.sock = loopback_socket()
+        self.sock.listen(16)
+        self.sock.settimeout(0.05)
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://{LOOPBACK}:{self.port}/mcp"
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, name=f"silent-{self.port}", daemon=True)
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self._held.append(conn)
+
+    def start(self) -> "SilentServer":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=5)
+        for conn in self._held:
+            conn.close()
+        self.sock.close()
+
+
+# --- the good servers -------------------------------------------------------------------------------
+
+
+def time_tools(server: MCPServer) -> MCPServer:
+    """Register the two tools every good test server offers."""
+
+    @server.tool()
+    def current_time(timezone: str) -> str:
+        """Return the current time in an IANA timezone."""
+        return datetime.now(ZoneInfo(timezone)).isoformat()
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    return server
+
+
+class StaticTokenVerifier:
+    """The SDK's `TokenVerifier` protocol over two fixed tokens: one fully scoped, one without scopes."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        scopes = {AUTH_TOKEN: [REQUIRED_SCOPE], UNSCOPED_TOKEN: []}.get(token)
+        if scopes is None:
+            return None
+        return AccessToken(token=token, client_id="registry", scopes=scopes)
+
+
+def bearer_protected_app(port: int):
+    """A streamable-HTTP MCP server behind the SDK's own bearer auth: 401 without a valid token, 403
+    for a token lacking the required scope. The issuer is never contacted (the checker does no OAuth)."""
+    server = MCPServer(
+        "Protected Time",
+        log_level="WARNING",
+        token_verifier=StaticTokenVerifier(),
+        auth=AuthSettings(
+            issuer_url=f"http://{LOOPBACK}:{port}",
+            resource_server_url=f"http://{LOOPBACK}:{port}/mcp",
+            required_scopes=[REQUIRED_SCOPE],
+            validate_token_resource=False,
+        ),
+    )
+    return time_tools(server).streamable_http_app()
+
+
+def paged_tool(index: int) -> types.Tool:
+    return types.Tool(
+        name=f"tool_{index:03d}",
+        description=f"Paged tool number {index}",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    )
+
+
+def paginating_app():
+    """A low-level SDK server that splits `tools/list` into pages linked by `nextCursor`.
+
+    `MCPServer` always answers `tools/list` in one page, so the client's cursor loop needs this one."""
+    tools = [paged_tool(i) for i in range(PAGED_TOOL_COUNT)]
+
+    async def list_tools(ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE_SIZE
+        next_cursor = str(end) if end < len(tools) else None
+        return types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+
+    return Server("Paged Tools", on_list_tools=list_tools).streamable_http_app()
+
+
+# --- the bad servers --------------------------------------------------------------------------------
+
+HTML_PAGE = "<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
+
+
+async def html_page(request: Request):
+    return HTMLResponse(HTML_PAGE)
+
+
+async def not_json_rpc(request: Request):
+    return JSONResponse({"status": "ok", "service": "definitely not MCP"})
+
+
+async def server_error(request: Request):
+    return PlainTextResponse("Internal Server Error", status_code=500)
+
+
+RPC_ERROR_MESSAGE = "backend unavailable: " + "connection pool exhausted; " * 20
+
+
+async def rpc_error(request: Request):
+    """A well-formed JSON-RPC error answering whatever request came, with a very long message."""
+    body = await request.json()
+    error = {"code": -32603, "message": RPC_ERROR_MESSAGE}
+    return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "error": error})
+
+
+def faulty_app():
+    """One plain web app whose paths each misbehave in one way, for both GET (SSE) and POST."""
+    methods = ["GET", "POST", "DELETE"]
+    return Starlette(
+        routes=[
+            Route("/html", html_page, methods=methods),
+            Route("/invalid-jsonrpc", not_json_rpc, methods=methods),
+            Route("/error-500", server_error, methods=methods),
+            Route("/rpc-error", rpc_error, methods=["POST"]),
+        ]
+    )
+
+
+# --- fixtures ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FaultUrls:
+    refused: str
+    silent: str
+    html: str
+    invalid_jsonrpc: str
+    error_500: str
+    rpc_error: str
+
+
+def _serve(app, sock: socket.socket | None = None) -> UvicornThread:
+    return UvicornThread(app, sock or loopback_socket()).start()
+
+
+@pytest.fixture(scope="session", name="time_server")
+def time_server_fixture():
+    """URL of a streamable-HTTP MCP server offering `current_time` and `add`."""
+    running = _serve(time_tools(MCPServer("Current Time", log_level="WARNING")).streamable_http_app())
+    yield running.url("/mcp")
+    running.stop()
+
+
+@pytest.fixture(scope="session", name="sse_server")
+def sse_server_fixture():
+    """URL of the SSE endpoint of an MCP server offering `current_time` and `add`."""
+    running = _serve(time_tools(MCPServer("Current Time over SSE", log_level="WARNING")).sse_app())
+    yield running.url("/sse")
+    running.stop()
+
+
+@pytest.fixture(scope="session", name="auth_server")
+def auth_server_fixture():
+    """URL of a streamable-HTTP MCP server that requires `Authorization: Bearer AUTH_TOKEN`."""
+    sock = loopback_socket()
+    running = _serve(bearer_protected_app(sock.getsockname()[1]), sock)
+    yield running.url("/mcp")
+    running.stop()
+
+
+@pytest.fixture(scope="session", name="paged_server")
+def paged_server_fixture():
+    """URL of a streamable-HTTP MCP server listing PAGED_TOOL_COUNT tools over several pages."""
+    running = _serve(paginating_app())
+    yield running.url("/mcp")
+    running.stop()
+
+
+@pytest.fixture(scope="session", name="fault_servers")
+def fault_servers_fixture():
+    """URLs that fail in each way a health check must report as unhealthy."""
+    refused = loopback_socket()  # bound but never listening: connecting is refused
+    silent = SilentServer().start()
+    faulty = _serve(faulty_app())
+    yield FaultUrls(
+        refused=f"http://{LOOPBACK}:{refused.getsockname()[1]}/mcp",
+        silent=silent.url,
+        html=faulty.url("/html"),
+        invalid_jsonrpc=faulty.url("/invalid-jsonrpc"),
+        error_500=faulty.url("/error-500"),
+        rpc_error=faulty.url("/rpc-error"),
+    )
+    faulty.stop()
+    silent.stop()
+    refused.close()
