@@ -30,6 +30,8 @@ class ErrorCode(StrEnum):
     CONFLICT = "conflict"
     THROTTLED = "throttled"
     INTERNAL_API_DISABLED = "internal_api_disabled"
+    IDP_NOT_CONFIGURED = "idp_not_configured"
+    IDP_UNAVAILABLE = "idp_unavailable"
     SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
     SERVER_ERROR = "server_error"

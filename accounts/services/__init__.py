@@ -8,7 +8,17 @@ from accounts.services.credentials import (
     client_credential_revoke,
     service_account_create,
 )
-from accounts.services.groups import user_sync_idp_groups
+from accounts.services.groups import (
+    SYSTEM_GROUPS,
+    GroupRefused,
+    group_create,
+    group_delete,
+    groups_overview,
+    groups_server_grant,
+    groups_server_revoke,
+    server_grants_forget,
+    user_sync_idp_groups,
+)
 from accounts.services.login import LoginRefused, login_attempt
 from accounts.services.scopes import (
     SCOPE_EDITABLE_FIELDS,
@@ -31,7 +41,9 @@ from accounts.services.tokens import (
 __all__ = [
     "SCOPE_EDITABLE_FIELDS",
     "SYSTEM_ACTOR",
+    "SYSTEM_GROUPS",
     "AdminEnsureResult",
+    "GroupRefused",
     "LoginRefused",
     "NewCredential",
     "ScopesFileError",
@@ -43,12 +55,18 @@ __all__ = [
     "client_credential_create",
     "client_credential_revoke",
     "client_credentials_exchange",
+    "group_create",
+    "group_delete",
+    "groups_overview",
+    "groups_server_grant",
+    "groups_server_revoke",
     "login_attempt",
     "registry_service_token",
     "scope_create",
     "scope_delete",
     "scope_update",
     "scopes_import",
+    "server_grants_forget",
     "service_account_create",
     "token_revoke",
     "tokens_purge_expired",

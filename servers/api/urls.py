@@ -1,9 +1,7 @@
-from django.urls import path
-
-from servers.api import views
+from django.urls import include, path
 
 app_name = "servers-api"
 
 urlpatterns = [
-    path("api/internal/list", views.InternalListView.as_view(), name="internal-list"),
+    path("", include("servers.api.internal_urls")),
 ]
