@@ -59,3 +59,14 @@ class AuditAction(models.TextChoices):
     TOKEN_REVOKE = "token.revoke", "Token revoked"
     CREDENTIAL_CREATE = "credential.create", "Client credential created"
     CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"
+
+
+# Groups the registry's own roles rest on; the internal API refuses to delete them.
+SYSTEM_GROUPS = frozenset(
+    {ADMIN_GROUP, "mcp-registry-user", "mcp-registry-developer", "mcp-registry-operator"}
+)
+GROUP_SCOPE_PREFIX = "group:"  # the scope a group owns is named `group:<group name>`
+
+
+def group_scope_name(group_name: str) -> str:
+    return f"{GROUP_SCOPE_PREFIX}{group_name}"

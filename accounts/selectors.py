@@ -2,7 +2,10 @@
 
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
 from django.contrib.auth.models import Group
+from django.db.models import Count
 
+from accounts.choices import SYSTEM_GROUPS, group_scope_name
+from accounts.idp_admin import IdpError, KeycloakAdmin
 from accounts.models import Scope
 from accounts.services.scopes import GROUP_MAPPINGS_KEY, UI_SCOPES_KEY
 
@@ -33,3 +36,65 @@ def scopes_document() -> dict:
         if scope.server_rules:
             document[scope.name] = scope.server_rules
     return document
+
+
+def _scope_row(scope: Scope) -> dict:
+    return {
+        "name": scope.name,
+        "description": scope.description,
+        "server_rules": scope.server_rules,
+        "ui_permissions": scope.ui_permissions,
+    }
+
+
+def groups_overview(*, include_scopes: bool = True, include_idp: bool = True) -> dict:
+    """Every registry group with its members count, identity-provider mappings and (optionally) scopes;
+    with the identity provider consulted, each group's `sync_status` and the groups only it has.
+
+    An identity provider that fails is reported in `idp_error`; the registry's groups are still listed."""
+    groups = (
+        Group.objects.annotate(members_count=Count("user", distinct=True))
+        .prefetch_related("idp_mappings", "scopes")
+        .order_by("name")
+    )
+    idp = KeycloakAdmin.from_settings()
+    idp_names, idp_error = None, None
+    if include_idp and idp is not None:
+        try:
+            idp_names = idp.group_names()
+        except IdpError as exc:
+            idp_error = str(exc)
+    rows, matched = [], set()
+    for group in groups:
+        mapped = sorted(mapping.idp_group for mapping in group.idp_mappings.all())
+        own = next((s for s in group.scopes.all() if s.name == group_scope_name(group.name)), None)
+        status = None
+        if idp_names is not None:
+            known = {group.name, *mapped} & idp_names
+            matched |= known
+            status = "synchronized" if known else "registry_only"
+        row = {
+            "name": group.name,
+            "description": own.description if own else "",
+            "system": group.name in SYSTEM_GROUPS,
+            "members_count": group.members_count,
+            "idp_groups": mapped,
+            "sync_status": status,
+        }
+        if include_scopes:
+            row["scopes"] = [_scope_row(scope) for scope in sorted(group.scopes.all(), key=lambda s: s.name)]
+        rows.append(row)
+    for name in sorted((idp_names or set()) - matched):
+        row = {
+            "name": name,
+            "description": "",
+            "system": False,
+            "members_count": 0,
+            "idp_groups": [],
+            "sync_status": "idp_only",
+        }
+        if include_scopes:
+            row["scopes"] = []
+        rows.append(row)
+    rows.sort(key=lambda row: row["name"])
+    return {"groups": rows, "idp_configured": idp is not None, "idp_error": idp_error}

@@ -15,6 +15,8 @@ urlpatterns = [
     path("", include("accounts.urls")),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
+    path("", include("servers.api.dashboard_urls")),
+    path("", include("servers.urls")),
     path("", include("servers.api.v01_urls")),
     path("", include("servers.api.public_urls")),
 ]

@@ -9,11 +9,9 @@ from accounts.services.credentials import (
     service_account_create,
 )
 from accounts.services.groups import (
-    SYSTEM_GROUPS,
     GroupRefused,
     group_create,
     group_delete,
-    groups_overview,
     groups_server_grant,
     groups_server_revoke,
     server_grants_forget,
@@ -41,7 +39,6 @@ from accounts.services.tokens import (
 __all__ = [
     "SCOPE_EDITABLE_FIELDS",
     "SYSTEM_ACTOR",
-    "SYSTEM_GROUPS",
     "AdminEnsureResult",
     "GroupRefused",
     "LoginRefused",
@@ -57,7 +54,6 @@ __all__ = [
     "client_credentials_exchange",
     "group_create",
     "group_delete",
-    "groups_overview",
     "groups_server_grant",
     "groups_server_revoke",
     "login_attempt",

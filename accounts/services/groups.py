@@ -7,28 +7,16 @@ A group reaches a server through a scope. The internal API edits only the scope 
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.parse
-import urllib.request
-from dataclasses import dataclass
-
-from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
-from django.db.models import Count
 
-from accounts.choices import ADMIN_GROUP, AuditAction, UiPermission
+from accounts.choices import GROUP_SCOPE_PREFIX, SYSTEM_GROUPS, AuditAction, UiPermission, group_scope_name
+from accounts.idp_admin import IdpError, KeycloakAdmin
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.principal import ALL, ANY, normalize_path
 from accounts.services.audit import audit_event_record
 from registry_site.errors import ErrorCode
 
-# Groups the registry's own roles rest on; the internal API refuses to delete them.
-SYSTEM_GROUPS = frozenset(
-    {ADMIN_GROUP, "mcp-registry-user", "mcp-registry-developer", "mcp-registry-operator"}
-)
-GROUP_SCOPE_PREFIX = "group:"
 GROUP_NAME_MAX_LENGTH = 150 - len(GROUP_SCOPE_PREFIX)  # the group's own scope name must fit Scope.name
 
 
@@ -64,137 +52,6 @@ def user_sync_idp_groups(*, user: User, idp_groups: list[str], provider: str) ->
     return names
 
 
-# -- the identity provider's admin API (Keycloak) ------------------------------------------------------
-
-
-class IdpError(Exception):
-    """The identity provider's admin API failed; the message is safe to show (it never holds secrets)."""
-
-
-@dataclass(frozen=True)
-class KeycloakAdmin:
-    """Keycloak's admin REST API, called with a token of an admin client (client-credentials grant)."""
-
-    url: str
-    realm: str
-    client_id: str
-    client_secret: str
-    timeout: float = 5.0
-    page_size: int = 100
-    max_pages: int = 20  # at most 2,000 top-level groups are read
-
-    @classmethod
-    def from_settings(cls) -> KeycloakAdmin | None:
-        """The configured admin API, or None when KEYCLOAK_URL or the admin client is not set."""
-        url = getattr(settings, "KEYCLOAK_URL", "")
-        client_id = getattr(settings, "KEYCLOAK_ADMIN_CLIENT_ID", "")
-        client_secret = getattr(settings, "KEYCLOAK_ADMIN_CLIENT_SECRET", "")
-        if not (url and client_id and client_secret):
-            return None
-        realm = getattr(settings, "KEYCLOAK_REALM", "") or "mcp-gateway"
-        return cls(url=url.rstrip("/"), realm=realm, client_id=client_id, client_secret=client_secret)
-
-    def _call(self, method: str, url: str, *, data: bytes | None = None, headers: dict | None = None):
-        """(status, parsed JSON body or None); HTTP error statuses are returned, network failures raised."""
-        request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (configured URL)
-                status, raw = response.status, response.read()
-        except urllib.error.HTTPError as exc:
-            status, raw = exc.code, b""
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise IdpError(f"Keycloak at {self.url} did not answer: {reason}.") from None
-        try:
-            return status, (json.loads(raw) if raw else None)
-        except ValueError:
-            raise IdpError(f"Keycloak at {self.url} answered with a body that is not JSON.") from None
-
-    def _token(self) -> str:
-        form = {
-            "grant_type": "client_credentials",
-            "client_id": self.client_id,
-            "client_secret": self.client_secret,
-        }
-        realm = urllib.parse.quote(self.realm, safe="")
-        status, body = self._call(
-            "POST",
-            f"{self.url}/realms/{realm}/protocol/openid-connect/token",
-            data=urllib.parse.urlencode(form).encode(),
-            headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"},
-        )
-        token = body.get("access_token") if status == 200 and isinstance(body, dict) else None
-        if not isinstance(token, str) or not token:
-            raise IdpError(f"Keycloak refused the admin client's credentials (HTTP {status}).")
-        return token
-
-    def _admin(self, method: str, path: str, *, token: str, query: dict | None = None, payload=None):
-        realm = urllib.parse.quote(self.realm, safe="")
-        url = f"{self.url}/admin/realms/{realm}/{path}"
-        if query:
-            url = f"{url}?{urllib.parse.urlencode(query)}"
-        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-        data = None
-        if payload is not None:
-            data = json.dumps(payload).encode()
-            headers["Content-Type"] = "application/json"
-        return self._call(method, url, data=data, headers=headers)
-
-    def group_names(self) -> set[str]:
-        """Names of the realm's top-level groups, and paths (`/parent/child`) of the subgroups listed."""
-        token = self._token()
-        names: set[str] = set()
-        for page in range(self.max_pages):
-            query = {"first": page * self.page_size, "max": self.page_size, "briefRepresentation": "true"}
-            status, body = self._admin("GET", "groups", token=token, query=query)
-            if status != 200 or not isinstance(body, list):
-                raise IdpError(f"Keycloak's groups endpoint answered HTTP {status}.")
-            names.update(_keycloak_names(body, top_level=True))
-            if len(body) < self.page_size:
-                break
-        return names
-
-    def group_create(self, name: str) -> bool:
-        """Create a top-level group; False when Keycloak already has it."""
-        status, _ = self._admin("POST", "groups", token=self._token(), payload={"name": name})
-        if status == 409:
-            return False
-        if status not in (200, 201, 204):
-            raise IdpError(f"Keycloak refused to create group '{name}' (HTTP {status}).")
-        return True
-
-    def group_delete(self, name: str) -> bool:
-        """Delete the top-level group called `name`; False when Keycloak has no such group."""
-        token = self._token()
-        query = {"search": name, "exact": "true", "briefRepresentation": "true"}
-        status, body = self._admin("GET", "groups", token=token, query=query)
-        if status != 200 or not isinstance(body, list):
-            raise IdpError(f"Keycloak's groups endpoint answered HTTP {status}.")
-        found = next((g for g in body if isinstance(g, dict) and g.get("name") == name and g.get("id")), None)
-        if found is None:
-            return False
-        group_id = urllib.parse.quote(str(found["id"]), safe="")
-        status, _ = self._admin("DELETE", f"groups/{group_id}", token=token)
-        if status == 404:
-            return False
-        if status not in (200, 204):
-            raise IdpError(f"Keycloak refused to delete group '{name}' (HTTP {status}).")
-        return True
-
-
-def _keycloak_names(groups: list, *, top_level: bool) -> set[str]:
-    names: set[str] = set()
-    for group in groups:
-        if not isinstance(group, dict):
-            continue
-        name = group.get("name") if top_level else group.get("path")
-        if isinstance(name, str) and name:
-            names.add(name)
-        if isinstance(group.get("subGroups"), list):
-            names.update(_keycloak_names(group["subGroups"], top_level=False))
-    return names
-
-
 def _idp_or_refuse(action: str) -> KeycloakAdmin:
     idp = KeycloakAdmin.from_settings()
     if idp is None:
@@ -212,10 +69,6 @@ def _idp_refused(exc: IdpError) -> GroupRefused:
 
 
 # -- creating and deleting groups ------------------------------------------------------------------------
-
-
-def group_scope_name(group_name: str) -> str:
-    return f"{GROUP_SCOPE_PREFIX}{group_name}"
 
 
 def group_create(*, actor, name: str, description: str = "", create_in_idp: bool = False) -> str | None:
@@ -430,68 +283,3 @@ def server_grants_forget(*, actor, server_path: str) -> list[str]:
             )
             changed.append(scope.name)
     return changed
-
-
-# -- reading groups with their scopes and the identity provider's view ---------------------------------
-
-
-def _scope_row(scope: Scope) -> dict:
-    return {
-        "name": scope.name,
-        "description": scope.description,
-        "server_rules": scope.server_rules,
-        "ui_permissions": scope.ui_permissions,
-    }
-
-
-def groups_overview(*, include_scopes: bool = True, include_idp: bool = True) -> dict:
-    """Every registry group with its members count, identity-provider mappings and (optionally) scopes;
-    with the identity provider consulted, each group's `sync_status` and the groups only it has.
-
-    An identity provider that fails is reported in `idp_error`; the registry's groups are still listed."""
-    groups = (
-        Group.objects.annotate(members_count=Count("user", distinct=True))
-        .prefetch_related("idp_mappings", "scopes")
-        .order_by("name")
-    )
-    idp = KeycloakAdmin.from_settings()
-    idp_names, idp_error = None, None
-    if include_idp and idp is not None:
-        try:
-            idp_names = idp.group_names()
-        except IdpError as exc:
-            idp_error = str(exc)
-    rows, matched = [], set()
-    for group in groups:
-        mapped = sorted(mapping.idp_group for mapping in group.idp_mappings.all())
-        own = next((s for s in group.scopes.all() if s.name == group_scope_name(group.name)), None)
-        status = None
-        if idp_names is not None:
-            known = {group.name, *mapped} & idp_names
-            matched |= known
-            status = "synchronized" if known else "registry_only"
-        row = {
-            "name": group.name,
-            "description": own.description if own else "",
-            "system": group.name in SYSTEM_GROUPS,
-            "members_count": group.members_count,
-            "idp_groups": mapped,
-            "sync_status": status,
-        }
-        if include_scopes:
-            row["scopes"] = [_scope_row(scope) for scope in sorted(group.scopes.all(), key=lambda s: s.name)]
-        rows.append(row)
-    for name in sorted((idp_names or set()) - matched):
-        row = {
-            "name": name,
-            "description": "",
-            "system": False,
-            "members_count": 0,
-            "idp_groups": [],
-            "sync_status": "idp_only",
-        }
-        if include_scopes:
-            row["scopes"] = []
-        rows.append(row)
-    rows.sort(key=lambda row: row["name"])
-    return {"groups": rows, "idp_configured": idp is not None, "idp_error": idp_error}

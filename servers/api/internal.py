@@ -10,14 +10,13 @@ from rest_framework.views import APIView
 
 from accounts.api.permissions import IsRegistryAdmin
 from accounts.authentication import InternalBasicAuthentication, principal_of
+from accounts.selectors import groups_overview
 from accounts.services import (
     GroupRefused,
     group_create,
     group_delete,
-    groups_overview,
     groups_server_grant,
     groups_server_revoke,
-    server_grants_forget,
 )
 from accounts.services.groups import GROUP_NAME_MAX_LENGTH
 from registry_site.errors import ApiError, ErrorCode
@@ -159,8 +158,7 @@ class InternalRemoveView(InternalView):
         path = _valid(ServicePathSerializer, request.data)["service_path"]
         actor = principal_of(request)
         with transaction.atomic():
-            server_delete(actor=actor, server=_server_or_404(path, lock=True))
-            scopes = server_grants_forget(actor=actor, server_path=path)
+            scopes = server_delete(actor=actor, server=_server_or_404(path, lock=True))
         return Response({"message": f"Server {path} removed.", "path": path, "scopes_updated": scopes})
 
 

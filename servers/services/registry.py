@@ -4,7 +4,7 @@ validate, audit and behave the same everywhere."""
 from django.db import transaction
 
 from accounts.choices import AuditAction
-from accounts.services import actor_user, audit_event_record
+from accounts.services import actor_user, audit_event_record, server_grants_forget
 from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
@@ -119,12 +119,14 @@ def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
     return server
 
 
-def server_delete(*, actor, server: Server) -> None:
-    """Remove a server and its tools."""
-    target = _target(server)
+def server_delete(*, actor, server: Server) -> list[str]:
+    """Remove a server and its tools, and take its path out of every scope, so a server registered
+    later at the same path does not inherit grants made for this one. Returns the scopes changed."""
+    target, path = _target(server), server.path
     with transaction.atomic():
         server.delete()
         audit_event_record(actor=actor, action=AuditAction.SERVER_DELETE, target=target)
+        return server_grants_forget(actor=actor, server_path=path)
 
 
 def _tools_replace(server: Server, tools: list[dict]) -> None:

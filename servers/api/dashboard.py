@@ -1,0 +1,271 @@
+"""The session dashboard's JSON API (`/api/servers`, toggle, register, details, tools, refresh).
+
+The reads and checks at the top are shared with the dashboard pages (`servers/views.py`), so a browser
+form post and a JSON call to the same URL find the same server, refuse the same callers with the same
+message and call the same service.
+"""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F, Func, Q, TextField, Value, prefetch_related_objects
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api.permissions import IsAuthenticatedPrincipal
+from accounts.authentication import RegistrySessionAuthentication, principal_of
+from accounts.choices import UiPermission
+from accounts.principal import ALL, Principal
+from registry_site.errors import ApiError, ErrorCode
+from registry_site.validators import normalize_path
+from servers.api.serializers import InternalServerSerializer, ServerInputSerializer
+from servers.models import Server, Tool
+from servers.services import ServerConflict, server_refresh, server_register, server_toggle
+
+LIST_LIMIT = 500  # servers in one listing; the dashboard says when a filter would show more
+TOOLS_LIMIT = 5000  # tools in `/api/tools/all`
+QUERY_MAX_LENGTH = 200
+SESSION_CHALLENGE = 'Session realm="mcp-gateway-registry"'
+ENABLING_VALUES = {"on", "true", "1"}
+
+# -- reads and checks shared with the dashboard pages ----------------------------------------------
+
+
+def servers_listed(principal: Principal, query: str = "", *, limit: int = LIST_LIMIT):
+    """The visible servers matching `query`, at most `limit`, and whether more matched."""
+    servers = Server.objects.visible_to(principal)
+    query = query.strip()[:QUERY_MAX_LENGTH]
+    if query:
+        # Newline-joined so a query never matches across two tags.
+        tags = Func(F("tags"), Value("\n"), function="array_to_string", output_field=TextField())
+        servers = servers.annotate(tags_text=tags).filter(
+            Q(name__icontains=query)
+            | Q(path__icontains=query)
+            | Q(description__icontains=query)
+            | Q(tags_text__icontains=query)
+        )
+    rows = list(servers.defer("headers").order_by("path")[: limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+def server_visible(
+    principal: Principal, service_path: str, permission: UiPermission | None = None, *, lock: bool = False
+) -> Server:
+    """The server at `service_path` if the caller sees it (else 404, so invisible servers stay secret),
+    and, when `permission` is given, may do that to it (else 403)."""
+    path = normalize_path(service_path)
+    servers = Server.objects.visible_to(principal)
+    server = (servers.select_for_update() if lock else servers).filter(path=path).first()
+    if server is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"No server is registered at {path}.")
+    if permission is not None and not principal.can(permission, server.path):
+        raise ApiError(
+            403, ErrorCode.PERMISSION_DENIED, f"You lack {permission} permission for {server.path}."
+        )
+    return server
+
+
+def wants_enabled(value) -> bool:
+    """The toggle form's `enabled`: `on`, `true` or `1` enable; omitted or anything else disables."""
+    return str(value).strip().lower() in ENABLING_VALUES
+
+
+def dashboard_toggle(principal: Principal, service_path: str, enabled) -> Server:
+    """Enable or disable a server and, once enabled, check it at once (as the internal toggle does)."""
+    with transaction.atomic():
+        server = server_visible(principal, service_path, UiPermission.TOGGLE_SERVICE, lock=True)
+        server_toggle(actor=principal, server=server, enabled=wants_enabled(enabled))
+        server_refresh(server=server)
+    return server
+
+
+def toggle_message(server: Server) -> str:
+    return f"Server {server.path} {'enabled' if server.is_enabled else 'disabled'}."
+
+
+def dashboard_register(principal: Principal, data) -> Server:
+    """Register a server from the dashboard form. It starts disabled: registering needs only
+    `register_service`, while putting a server into traffic is a `toggle_service` decision.
+
+    Raises ApiError (403, 400 conflict) or a DRF ValidationError with the errors per field."""
+    if not principal.can(UiPermission.REGISTER_SERVICE):
+        raise ApiError(403, ErrorCode.PERMISSION_DENIED, "You lack register_service permission.")
+    serializer = ServerInputSerializer(data=data)
+    serializer.is_valid(raise_exception=True)
+    path = serializer.validated_data["path"]
+    if not principal.can(UiPermission.REGISTER_SERVICE, path):
+        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You lack register_service permission for {path}.")
+    try:
+        server, _ = server_register(
+            actor=principal, path=path, is_enabled=False, **serializer.service_fields()
+        )
+    except ServerConflict as conflict:
+        raise ApiError(400, ErrorCode.CONFLICT, str(conflict)) from None
+    except IntegrityError:  # lost a race with another registration of the same path
+        raise ApiError(400, ErrorCode.CONFLICT, f"A server is already registered at {path}.") from None
+    except DjangoValidationError as invalid:
+        raise serializers.ValidationError(model_errors(invalid)) from None
+    return server
+
+
+def register_message(server: Server) -> str:
+    return f"Server {server.path} registered; it starts disabled until someone enables it."
+
+
+def dashboard_refresh(principal: Principal, service_path: str) -> Server:
+    """Queue a health check; a disabled server is never checked, so asking is a 400."""
+    server = server_visible(principal, service_path, UiPermission.HEALTH_CHECK_SERVICE)
+    if not server.is_enabled:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, f"Server {server.path} is disabled; enable it first.")
+    server_refresh(server=server)
+    return server
+
+
+def model_errors(invalid: DjangoValidationError) -> dict:
+    """A model's full_clean() errors in the serializer's shape (field → messages)."""
+    return getattr(invalid, "message_dict", None) or {"non_field_errors": invalid.messages}
+
+
+# -- output shapes ---------------------------------------------------------------------------------
+
+
+class ServerSummarySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Server
+        fields = ["path", "name", "description", "is_enabled", "health_status"]
+
+
+class ToggleResultSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Server
+        fields = ["path", "is_enabled", "health_status"]
+
+
+class HealthResultSerializer(serializers.ModelSerializer):
+    last_checked_iso = serializers.DateTimeField(source="last_checked_at")
+
+    class Meta:
+        model = Server
+        fields = ["path", "health_status", "last_checked_iso", "num_tools"]
+
+
+class ToolSerializer(serializers.ModelSerializer):
+    """A tool as MCP describes it (`inputSchema`, camel-cased)."""
+
+    inputSchema = serializers.JSONField(source="input_schema")
+
+    class Meta:
+        model = Tool
+        fields = ["name", "description", "inputSchema"]
+
+
+class ServerToolSerializer(ToolSerializer):
+    """A tool in a listing across servers, carrying the path of its server."""
+
+    server_path = serializers.CharField()
+
+    class Meta(ToolSerializer.Meta):
+        fields = [*ToolSerializer.Meta.fields, "server_path"]
+
+
+class ServerDetailSerializer(InternalServerSerializer):
+    """Everything about a server but its outbound headers, with its tools."""
+
+    tools = ToolSerializer(many=True)
+
+    class Meta(InternalServerSerializer.Meta):
+        fields = [*InternalServerSerializer.Meta.fields, "created_at", "updated_at", "tools"]
+
+
+# -- views -----------------------------------------------------------------------------------------
+
+
+class DashboardApiView(APIView):
+    """Session cookie only (CSRF on posts); a request without a session is a 401, not DRF's 403."""
+
+    authentication_classes = [RegistrySessionAuthentication]
+    permission_classes = [IsAuthenticatedPrincipal]
+
+    def get_authenticate_header(self, request):
+        return SESSION_CHALLENGE
+
+
+class ServerListView(DashboardApiView):
+    """GET /api/servers?query=: the servers the caller may see."""
+
+    def get(self, request):
+        servers, truncated = servers_listed(principal_of(request), request.query_params.get("query", ""))
+        return Response({"servers": ServerSummarySerializer(servers, many=True).data, "truncated": truncated})
+
+
+class ToggleView(DashboardApiView):
+    """POST /api/toggle/{path} (and /toggle/{path}): form `enabled`; needs toggle_service for the path."""
+
+    def post(self, request, service_path):
+        server = dashboard_toggle(principal_of(request), service_path, request.data.get("enabled"))
+        return Response({**ToggleResultSerializer(server).data, "message": toggle_message(server)})
+
+
+class RegisterView(DashboardApiView):
+    """POST /api/register (and /register): the register form; the new server starts disabled."""
+
+    def post(self, request):
+        server = dashboard_register(principal_of(request), request.data)
+        return Response(
+            {"message": register_message(server), "service": InternalServerSerializer(server).data},
+            status=201,
+        )
+
+
+class ServerDetailsView(DashboardApiView):
+    """GET /api/server_details/{path}: one visible server; `all`: every visible server."""
+
+    def get(self, request, service_path):
+        principal = principal_of(request)
+        if service_path == ALL:
+            servers, truncated = servers_listed(principal)
+            return Response(
+                {
+                    "servers": ServerDetailSerializer(_with_tools(servers), many=True).data,
+                    "truncated": truncated,
+                }
+            )
+        return Response(ServerDetailSerializer(server_visible(principal, service_path)).data)
+
+
+class ToolsView(DashboardApiView):
+    """GET /api/tools/{path}: the tools of one visible, enabled server; `all`: of every such server."""
+
+    def get(self, request, service_path):
+        principal = principal_of(request)
+        if service_path == ALL:
+            tools = (
+                Tool.objects.filter(server__in=Server.objects.visible_to(principal).enabled())
+                .annotate(server_path=F("server__path"))
+                .order_by("server_path", "name")[: TOOLS_LIMIT + 1]
+            )
+            tools = list(tools)
+            return Response(
+                {
+                    "tools": ServerToolSerializer(tools[:TOOLS_LIMIT], many=True).data,
+                    "truncated": len(tools) > TOOLS_LIMIT,
+                }
+            )
+        server = server_visible(principal, service_path)
+        if not server.is_enabled:
+            raise ApiError(400, ErrorCode.BAD_REQUEST, f"Server {server.path} is disabled.")
+        return Response({"tools": ToolSerializer(server.tools.all(), many=True).data})
+
+
+class RefreshView(DashboardApiView):
+    """POST /api/refresh/{path}: queue a health check and tool discovery; needs health_check_service."""
+
+    def post(self, request, service_path):
+        server = dashboard_refresh(principal_of(request), service_path)
+        return Response({**HealthResultSerializer(server).data, "message": "Health check queued"})
+
+
+def _with_tools(servers: list[Server]) -> list[Server]:
+    """Load the tools of already-fetched servers in one query."""
+    prefetch_related_objects(servers, "tools")
+    return servers

@@ -1,0 +1,314 @@
+"""Dashboard pages: the server list with its forms, the edit form and the token page.
+
+Plain HTML forms that work without JavaScript. The checks and writes behind each form are the JSON API's
+(`servers/api/dashboard.py`), so both surfaces answer the same caller the same way; these views only
+turn the outcome into a page, or a flash message and a 303 back to the dashboard.
+"""
+
+from dataclasses import dataclass
+from functools import wraps
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponseRedirect
+from django.shortcuts import render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from rest_framework import serializers
+
+from accounts.api.serializers import TokenRequestSerializer
+from accounts.authentication import principal_from_session
+from accounts.choices import UiPermission
+from accounts.models import Scope
+from accounts.principal import Principal
+from accounts.services import TokenRequestError, user_token_issue
+from accounts.views import HOME, LOGIN_PAGE
+from registry_site import ratelimit
+from registry_site.errors import ApiError
+from servers.api.dashboard import (
+    LIST_LIMIT,
+    dashboard_refresh,
+    dashboard_register,
+    dashboard_toggle,
+    model_errors,
+    register_message,
+    server_visible,
+    servers_listed,
+    toggle_message,
+)
+from servers.api.serializers import ServerEditSerializer
+from servers.models import Server
+from servers.services import server_update
+
+EDIT_FIELDS = (
+    "name",
+    "description",
+    "proxy_pass_url",
+    "tags",
+    "num_tools",
+    "num_stars",
+    "is_python",
+    "license",
+)
+
+
+# -- plumbing --------------------------------------------------------------------------------------
+
+
+def prefers_html(request) -> bool:
+    """A browser's form post asks for text/html first; API clients send JSON, `*/*` or nothing."""
+    return request.get_preferred_type(["application/json", "text/html"]) == "text/html"
+
+
+def form_or_json(api_view, page_view):
+    """One URL for two audiences: a browser's form post gets `page_view`, everyone else `api_view`.
+
+    Exempt here because each branch enforces CSRF itself: DRF's session authentication on the API, and
+    `csrf_protect` on the page (so a client without a session still gets the API's 401, not a CSRF 403).
+    """
+    protected_page = csrf_protect(page_view)
+
+    @csrf_exempt
+    def view(request, *args, **kwargs):
+        chosen = protected_page if prefers_html(request) else api_view
+        return chosen(request, *args, **kwargs)
+
+    return view
+
+
+def session_page(view):
+    """Pages need a logged-in session; anyone else is sent to the login page. The view gets the principal."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        principal = principal_from_session(request, user=request.user)
+        if principal is None:
+            return HttpResponseRedirect(LOGIN_PAGE)
+        return view(request, principal, *args, **kwargs)
+
+    return wrapper
+
+
+def see_other(url: str) -> HttpResponseRedirect:
+    """303: after a form post the browser loads `url` with GET, so a reload never posts twice."""
+    response = HttpResponseRedirect(url)
+    response.status_code = 303
+    return response
+
+
+def problem_page(request, error: ApiError):
+    """The API's refusal (403, 404, 400) as a page with the same status and message."""
+    context = {"status": error.status_code, "message": str(error.detail)}
+    return render(request, "servers/problem.html", context, status=error.status_code)
+
+
+# -- the dashboard ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DashboardRow:
+    """A server with what this caller may do to it, decided once here rather than in the template."""
+
+    server: Server
+    slug: str  # the path without its leading `/`, as URLs carry it
+    can_toggle: bool
+    can_refresh: bool
+    can_edit: bool
+
+
+def _dashboard_page(request, principal: Principal, *, register: dict | None = None, status: int = 200):
+    query = request.GET.get("query", "").strip() if request.method == "GET" else ""
+    servers, truncated = servers_listed(principal, query)
+    rows = [
+        DashboardRow(
+            server=server,
+            slug=server.path.lstrip("/"),
+            can_toggle=principal.can(UiPermission.TOGGLE_SERVICE, server.path),
+            can_refresh=principal.can(UiPermission.HEALTH_CHECK_SERVICE, server.path),
+            can_edit=principal.can(UiPermission.MODIFY_SERVICE, server.path),
+        )
+        for server in servers
+    ]
+    context = {
+        "rows": rows,
+        "query": query,
+        "truncated": truncated,
+        "limit": LIST_LIMIT,
+        "home": request.path if request.method == "GET" else HOME,
+        "can_register": principal.can(UiPermission.REGISTER_SERVICE),
+        "register": register or {"values": {}, "errors": {}},
+    }
+    return render(request, "servers/dashboard.html", context, status=status)
+
+
+@require_GET
+@session_page
+def dashboard(request, principal):
+    """GET / and GET /api/: the servers the caller may see, filtered by `query`."""
+    return _dashboard_page(request, principal)
+
+
+@require_POST
+@session_page
+def toggle_form(request, principal, service_path):
+    """The dashboard's enable/disable button."""
+    try:
+        server = dashboard_toggle(principal, service_path, request.POST.get("enabled"))
+    except ApiError as error:
+        return problem_page(request, error)
+    messages.success(request, toggle_message(server))
+    return see_other(HOME)
+
+
+@require_POST
+@session_page
+def refresh_form(request, principal, service_path):
+    """The dashboard's "check now" button."""
+    try:
+        server = dashboard_refresh(principal, service_path)
+    except ApiError as error:
+        return problem_page(request, error)
+    messages.success(request, f"Health check of {server.path} queued.")
+    return see_other(HOME)
+
+
+@require_POST
+@session_page
+def register_form(request, principal):
+    """The dashboard's register form; on a refusal the dashboard comes back with the form still filled."""
+    try:
+        server = dashboard_register(principal, request.POST)
+    except serializers.ValidationError as invalid:
+        return _dashboard_page(request, principal, register=_form(request.POST, invalid.detail), status=400)
+    except ApiError as error:
+        if not principal.can(UiPermission.REGISTER_SERVICE):  # no form to show the refusal in
+            return problem_page(request, error)
+        field = "path" if error.get_codes() == "conflict" else "non_field_errors"
+        errors = {field: [str(error.detail)]}
+        return _dashboard_page(
+            request, principal, register=_form(request.POST, errors), status=error.status_code
+        )
+    messages.success(request, register_message(server))
+    return see_other(HOME)
+
+
+def _form(values, errors) -> dict:
+    return {"values": values, "errors": errors, "open": True}
+
+
+# -- editing ---------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@session_page
+def edit(request, principal, service_path):
+    """GET/POST /api/edit/{path} and /edit/{path}: the edit form (never showing outbound headers)."""
+    try:
+        server = server_visible(principal, service_path, UiPermission.MODIFY_SERVICE)
+    except ApiError as error:
+        return problem_page(request, error)
+    if request.method == "GET":
+        return _edit_page(request, server, _form(_current_values(server), {}))
+    serializer = ServerEditSerializer(data=request.POST)
+    if not serializer.is_valid():
+        return _edit_page(request, server, _form(request.POST, serializer.errors), status=400)
+    fields = serializer.service_fields()
+    if "tags" in request.POST:
+        fields.setdefault("tags", [])  # a blank tags box reaches us as "not given"; here it means "none"
+    try:
+        server_update(actor=principal, server=server, **fields)
+    except DjangoValidationError as invalid:
+        server.refresh_from_db()
+        return _edit_page(request, server, _form(request.POST, model_errors(invalid)), status=400)
+    messages.success(request, f"Saved {server.name} ({server.path}).")
+    return see_other(HOME)
+
+
+def _current_values(server: Server) -> dict:
+    values = {name: getattr(server, name) for name in EDIT_FIELDS}
+    values["tags"] = ", ".join(server.tags)
+    return values
+
+
+def _edit_page(request, server: Server, form: dict, *, status: int = 200):
+    context = {"server": server, "form": form, "header_count": len(server.headers or {})}
+    return render(request, "servers/edit.html", context, status=status)
+
+
+# -- tokens ----------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@session_page
+def tokens(request, principal):
+    """GET/POST /api/tokens: the token form without JavaScript; a new token is shown once, never stored.
+
+    Shares the rate-limit bucket of POST /api/tokens/generate, so the page is no way around it."""
+    if request.method == "GET":
+        return _tokens_page(request, principal, {"scope_mode": "all"})
+    values = {
+        "scope_mode": "selected" if request.POST.get("scope_mode") == "selected" else "all",
+        "requested_scopes": request.POST.getlist("requested_scopes"),
+        "expires_in_hours": request.POST.get("expires_in_hours", "").strip(),
+        "description": request.POST.get("description", "").strip(),
+    }
+    data, error = _token_request(values)
+    if error:
+        return _tokens_page(request, principal, values, error=error, status=400)
+    limit = ratelimit.take(
+        f"tokens:{principal.username}", capacity=settings.TOKEN_ISSUE_RATE_PER_MINUTE, period_seconds=60
+    )
+    if not limit.allowed:
+        response = _tokens_page(
+            request, principal, values, error="Too many tokens requested; try again later.", status=429
+        )
+        for name, value in limit.headers().items():
+            response[name] = value
+        return response
+    try:
+        grant = user_token_issue(
+            principal=principal,
+            requested_scopes=data.get("requested_scopes"),
+            expires_in_hours=data.get("expires_in_hours"),
+            description=data["description"],
+        )
+    except TokenRequestError as error:
+        return _tokens_page(request, principal, values, error=str(error), status=error.status)
+    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant.as_response())
+    response["Cache-Control"] = "no-store"
+    response["Pragma"] = "no-cache"
+    return response
+
+
+def _token_request(values: dict) -> tuple[dict, str]:
+    """The form as the JSON endpoint's token request, validated the same way; or why it is not one."""
+    data = {"description": values["description"]}
+    if values["expires_in_hours"]:
+        data["expires_in_hours"] = values["expires_in_hours"]
+    if values["scope_mode"] == "selected":
+        if not values["requested_scopes"]:
+            return {}, "Choose at least one scope."
+        data["requested_scopes"] = values["requested_scopes"]
+    serializer = TokenRequestSerializer(data=data)
+    if not serializer.is_valid():
+        reasons = (
+            f"{name.replace('_', ' ').capitalize()}: {errors[0]}"
+            for name, errors in serializer.errors.items()
+        )
+        return {}, " ".join(reasons)
+    return serializer.validated_data, ""
+
+
+def _tokens_page(request, principal: Principal, values: dict, *, error="", grant=None, status=200):
+    scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
+    context = {
+        "scopes": list(scopes),
+        "is_admin": principal.is_admin,
+        "values": values,
+        "error": error,
+        "grant": grant,
+        "default_hours": settings.TOKEN_DEFAULT_HOURS,
+        "max_hours": settings.TOKEN_MAX_HOURS,
+    }
+    return render(request, "accounts/tokens.html", context, status=status)
