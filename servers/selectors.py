@@ -3,10 +3,30 @@
 from datetime import datetime
 
 from django.conf import settings
-from django.db.models import F, Value
+from django.db.models import F, Func, Q, TextField, Value
 from django.db.models.functions import Concat, Replace, Substr
 
 from servers.models import Server
+
+LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
+QUERY_MAX_LENGTH = 200
+
+
+def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
+    """The visible servers matching `query`, at most `limit`, and whether more matched."""
+    servers = Server.objects.visible_to(principal)
+    query = query.strip()[:QUERY_MAX_LENGTH]
+    if query:
+        # Newline-joined so a query never matches across two tags.
+        tags = Func(F("tags"), Value("\n"), function="array_to_string", output_field=TextField())
+        servers = servers.annotate(tags_text=tags).filter(
+            Q(name__icontains=query)
+            | Q(path__icontains=query)
+            | Q(description__icontains=query)
+            | Q(tags_text__icontains=query)
+        )
+    rows = list(servers.defer("headers").order_by("path")[: limit + 1])
+    return rows[:limit], len(rows) > limit
 
 
 def server_is_routable(path: str) -> bool:

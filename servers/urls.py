@@ -11,5 +11,4 @@ urlpatterns = [
     path("api/", views.dashboard, name="home-api"),
     path("api/edit/<path:service_path>", views.edit, name="edit"),
     path("edit/<path:service_path>", views.edit, name="edit-unprefixed"),
-    path("api/tokens", views.tokens, name="tokens"),
 ]

@@ -1,4 +1,4 @@
-"""Dashboard pages: the server list with its forms, the edit form and the token page.
+"""Dashboard pages: the server list with its forms and the edit form.
 
 Plain HTML forms that work without JavaScript. The checks and writes behind each form are the JSON API's
 (`servers/api/dashboard.py`), so both surfaces answer the same caller the same way; these views only
@@ -6,9 +6,7 @@ turn the outcome into a page, or a flash message and a 303 back to the dashboard
 """
 
 from dataclasses import dataclass
-from functools import wraps
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponseRedirect
@@ -17,28 +15,22 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
 
-from accounts.api.serializers import TokenRequestSerializer
-from accounts.authentication import principal_from_session
 from accounts.choices import UiPermission
-from accounts.models import Scope
 from accounts.principal import Principal
-from accounts.services import TokenRequestError, user_token_issue
-from accounts.views import HOME, LOGIN_PAGE
-from registry_site import ratelimit
+from accounts.views import HOME, session_page
 from registry_site.errors import ApiError
 from servers.api.dashboard import (
-    LIST_LIMIT,
     dashboard_refresh,
     dashboard_register,
     dashboard_toggle,
     model_errors,
     register_message,
     server_visible,
-    servers_listed,
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
 from servers.models import Server
+from servers.selectors import LIST_LIMIT, servers_listed
 from servers.services import server_update
 
 EDIT_FIELDS = (
@@ -75,19 +67,6 @@ def form_or_json(api_view, page_view):
         return chosen(request, *args, **kwargs)
 
     return view
-
-
-def session_page(view):
-    """Pages need a logged-in session; anyone else is sent to the login page. The view gets the principal."""
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        principal = principal_from_session(request, user=request.user)
-        if principal is None:
-            return HttpResponseRedirect(LOGIN_PAGE)
-        return view(request, principal, *args, **kwargs)
-
-    return wrapper
 
 
 def see_other(url: str) -> HttpResponseRedirect:
@@ -237,78 +216,3 @@ def _edit_page(request, server: Server, form: dict, *, status: int = 200):
 
 
 # -- tokens ----------------------------------------------------------------------------------------
-
-
-@require_http_methods(["GET", "POST"])
-@session_page
-def tokens(request, principal):
-    """GET/POST /api/tokens: the token form without JavaScript; a new token is shown once, never stored.
-
-    Shares the rate-limit bucket of POST /api/tokens/generate, so the page is no way around it."""
-    if request.method == "GET":
-        return _tokens_page(request, principal, {"scope_mode": "all"})
-    values = {
-        "scope_mode": "selected" if request.POST.get("scope_mode") == "selected" else "all",
-        "requested_scopes": request.POST.getlist("requested_scopes"),
-        "expires_in_hours": request.POST.get("expires_in_hours", "").strip(),
-        "description": request.POST.get("description", "").strip(),
-    }
-    data, error = _token_request(values)
-    if error:
-        return _tokens_page(request, principal, values, error=error, status=400)
-    limit = ratelimit.take(
-        f"tokens:{principal.username}", capacity=settings.TOKEN_ISSUE_RATE_PER_MINUTE, period_seconds=60
-    )
-    if not limit.allowed:
-        response = _tokens_page(
-            request, principal, values, error="Too many tokens requested; try again later.", status=429
-        )
-        for name, value in limit.headers().items():
-            response[name] = value
-        return response
-    try:
-        grant = user_token_issue(
-            principal=principal,
-            requested_scopes=data.get("requested_scopes"),
-            expires_in_hours=data.get("expires_in_hours"),
-            description=data["description"],
-        )
-    except TokenRequestError as error:
-        return _tokens_page(request, principal, values, error=str(error), status=error.status)
-    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant.as_response())
-    response["Cache-Control"] = "no-store"
-    response["Pragma"] = "no-cache"
-    return response
-
-
-def _token_request(values: dict) -> tuple[dict, str]:
-    """The form as the JSON endpoint's token request, validated the same way; or why it is not one."""
-    data = {"description": values["description"]}
-    if values["expires_in_hours"]:
-        data["expires_in_hours"] = values["expires_in_hours"]
-    if values["scope_mode"] == "selected":
-        if not values["requested_scopes"]:
-            return {}, "Choose at least one scope."
-        data["requested_scopes"] = values["requested_scopes"]
-    serializer = TokenRequestSerializer(data=data)
-    if not serializer.is_valid():
-        reasons = (
-            f"{name.replace('_', ' ').capitalize()}: {errors[0]}"
-            for name, errors in serializer.errors.items()
-        )
-        return {}, " ".join(reasons)
-    return serializer.validated_data, ""
-
-
-def _tokens_page(request, principal: Principal, values: dict, *, error="", grant=None, status=200):
-    scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
-    context = {
-        "scopes": list(scopes),
-        "is_admin": principal.is_admin,
-        "values": values,
-        "error": error,
-        "grant": grant,
-        "default_hours": settings.TOKEN_DEFAULT_HOURS,
-        "max_hours": settings.TOKEN_MAX_HOURS,
-    }
-    return render(request, "accounts/tokens.html", context, status=status)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -17,15 +17,18 @@ from accounts.models import ClientCredential, IssuedToken, Scope, User
 from accounts.principal import Principal, principal_for_user
 from accounts.services.audit import audit_event_record
 from accounts.tokens import encode
+from registry_site import ratelimit
 
 
 class TokenRequestError(Exception):
-    """A token request that cannot be granted; `code` names why, `status` is the HTTP answer."""
+    """A token request that cannot be granted; `code` names why, `status` is the HTTP answer and
+    `headers` any headers it must carry (rate-limit state)."""
 
-    def __init__(self, message: str, *, code: str, status: int):
+    def __init__(self, message: str, *, code: str, status: int, headers: dict | None = None):
         super().__init__(message)
         self.code = code
         self.status = status
+        self.headers = headers or {}
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class TokenGrant:
     access_token: str
     expires_in: int
     scopes: tuple[str, ...]
+    headers: dict = field(default_factory=dict)  # rate-limit state for the response
 
     def as_response(self) -> dict:
         """The OAuth 2 token response shape of the interface."""
@@ -86,11 +90,18 @@ def user_token_issue(
     """A token for the caller, limited to `requested_scopes` (a subset of the caller's) when given.
 
     Only an unrestricted token of an admin carries admin rights; a restricted one carries its scopes only.
+    Each user may ask TOKEN_ISSUE_RATE_PER_MINUTE times a minute, whatever the surface (API or page).
     """
     if principal.user is None:
         raise TokenRequestError(
             "Tokens are issued to registry users only.", code="permission_denied", status=403
         )
+    limit = ratelimit.take(
+        f"tokens:{principal.username}", capacity=settings.TOKEN_ISSUE_RATE_PER_MINUTE, period_seconds=60
+    )
+    if not limit.allowed:
+        message = "Too many tokens requested; try again later."
+        raise TokenRequestError(message, code="throttled", status=429, headers=limit.headers())
     hours = settings.TOKEN_DEFAULT_HOURS if expires_in_hours is None else expires_in_hours
     if not 1 <= hours <= settings.TOKEN_MAX_HOURS:
         raise TokenRequestError(
@@ -128,7 +139,7 @@ def user_token_issue(
             target=f"user:{principal.user.get_username()}",
             detail={"scopes": list(scopes), "expires_in": grant.expires_in, "description": description},
         )
-    return grant
+    return replace(grant, headers=limit.headers())
 
 
 def secret_hash(secret: str) -> str:

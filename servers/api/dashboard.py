@@ -7,7 +7,7 @@ message and call the same service.
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Func, Q, TextField, Value, prefetch_related_objects
+from django.db.models import F, prefetch_related_objects
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,32 +20,14 @@ from registry_site.errors import ApiError, ErrorCode
 from registry_site.validators import normalize_path
 from servers.api.serializers import InternalServerSerializer, ServerInputSerializer
 from servers.models import Server, Tool
+from servers.selectors import servers_listed
 from servers.services import ServerConflict, server_refresh, server_register, server_toggle
 
-LIST_LIMIT = 500  # servers in one listing; the dashboard says when a filter would show more
 TOOLS_LIMIT = 5000  # tools in `/api/tools/all`
-QUERY_MAX_LENGTH = 200
 SESSION_CHALLENGE = 'Session realm="mcp-gateway-registry"'
 ENABLING_VALUES = {"on", "true", "1"}
 
 # -- reads and checks shared with the dashboard pages ----------------------------------------------
-
-
-def servers_listed(principal: Principal, query: str = "", *, limit: int = LIST_LIMIT):
-    """The visible servers matching `query`, at most `limit`, and whether more matched."""
-    servers = Server.objects.visible_to(principal)
-    query = query.strip()[:QUERY_MAX_LENGTH]
-    if query:
-        # Newline-joined so a query never matches across two tags.
-        tags = Func(F("tags"), Value("\n"), function="array_to_string", output_field=TextField())
-        servers = servers.annotate(tags_text=tags).filter(
-            Q(name__icontains=query)
-            | Q(path__icontains=query)
-            | Q(description__icontains=query)
-            | Q(tags_text__icontains=query)
-        )
-    rows = list(servers.defer("headers").order_by("path")[: limit + 1])
-    return rows[:limit], len(rows) > limit
 
 
 def server_visible(

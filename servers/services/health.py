@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 
 from servers.choices import HealthStatus
-from servers.models import Server, Tool
+from servers.models import Server
+from servers.services.tools import tools_store
 
 if TYPE_CHECKING:
     from servers.health import CheckResult
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHECK_STATUSES = (HealthStatus.HEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED, HealthStatus.UNHEALTHY)
-TOOL_NAME_MAX_LENGTH = Tool._meta.get_field("name").max_length
 
 
 def server_health_record(*, server: Server, result: "CheckResult") -> bool:
@@ -36,40 +36,10 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row.last_checked_at = result.checked_at
         fields = ["health_status", "health_detail", "last_checked_at"]
         if result.status != HealthStatus.UNHEALTHY and result.tools is not None:
-            wanted = _tool_fields(row, result.tools)
-            if _tools_replace_if_changed(row, wanted) or row.num_tools != len(wanted):
-                row.num_tools = len(wanted)
+            if tools_store(row, result.tools):
                 fields += ["num_tools", "updated_at"]
         row.save(update_fields=fields)
     _copy_health(row, server)
-    return True
-
-
-def _tool_fields(server: Server, tools: list[dict]) -> dict[str, tuple[str, dict]]:
-    """name -> (description, input_schema) for the tools a Tool row can hold; first name wins."""
-    wanted: dict[str, tuple[str, dict]] = {}
-    for tool in tools:
-        if len(tool["name"]) > TOOL_NAME_MAX_LENGTH:
-            logger.warning(
-                "%s lists a tool name over %d characters; skipped", server.path, TOOL_NAME_MAX_LENGTH
-            )
-            continue
-        wanted.setdefault(tool["name"], (tool.get("description") or "", tool.get("input_schema") or {}))
-    return wanted
-
-
-def _tools_replace_if_changed(server: Server, wanted: dict[str, tuple[str, dict]]) -> bool:
-    """Make the server's Tool rows exactly `wanted`; returns whether anything changed.
-
-    An unchanged listing (the usual case, every sweep) writes nothing, so Tool ids stay stable."""
-    stored = {tool.name: (tool.description, tool.input_schema) for tool in server.tools.all()}
-    if stored == wanted:
-        return False
-    server.tools.all().delete()
-    Tool.objects.bulk_create(
-        Tool(server=server, name=name, description=description, input_schema=schema)
-        for name, (description, schema) in wanted.items()
-    )
     return True
 
 

@@ -7,7 +7,8 @@ from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
 from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
-from servers.models import Server, Tool
+from servers.models import Server
+from servers.services.tools import tools_store
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
 EDITABLE_FIELDS = (
@@ -52,8 +53,8 @@ def server_create(
     server.full_clean()
     with transaction.atomic():
         server.save()
-        if tools is not None:
-            _tools_replace(server, tools)
+        if tools is not None and tools_store(server, tools):
+            server.save(update_fields=["num_tools", "updated_at"])
         audit_event_record(
             actor=actor,
             action=AuditAction.SERVER_CREATE,
@@ -74,8 +75,8 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
     with transaction.atomic():
         if changed:
             server.save(update_fields=[*changed, "updated_at"])
-        if tools is not None:
-            _tools_replace(server, tools)
+        if tools is not None and tools_store(server, tools):
+            server.save(update_fields=["num_tools", "updated_at"])
             changed = sorted({*changed, "tools"})
         audit_event_record(
             actor=actor, action=AuditAction.SERVER_UPDATE, target=_target(server), detail={"fields": changed}
@@ -127,22 +128,6 @@ def server_delete(*, actor, server: Server) -> list[str]:
         server.delete()
         audit_event_record(actor=actor, action=AuditAction.SERVER_DELETE, target=target)
         return server_grants_forget(actor=actor, server_path=path)
-
-
-def _tools_replace(server: Server, tools: list[dict]) -> None:
-    """Make the stored tools exactly `tools` ({name, description, input_schema}) and count them."""
-    server.tools.all().delete()
-    Tool.objects.bulk_create(
-        Tool(
-            server=server,
-            name=tool["name"],
-            description=tool.get("description", ""),
-            input_schema=tool.get("input_schema", {}),
-        )
-        for tool in tools
-    )
-    server.num_tools = len(tools)
-    server.save(update_fields=["num_tools", "updated_at"])
 
 
 def server_refresh(*, server: Server) -> None:

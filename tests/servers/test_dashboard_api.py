@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 
 from accounts.models import AuditEvent
-from servers.api.dashboard import LIST_LIMIT
 from servers.choices import HealthStatus
 from servers.models import Server
+from servers.selectors import LIST_LIMIT
 from tests.factories import ServerFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db

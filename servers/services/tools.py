@@ -1,0 +1,48 @@
+"""The tools a server offers, as the last successful `tools/list` (or an operator's tool list) gave them."""
+
+import logging
+
+from servers.models import Server, Tool
+
+logger = logging.getLogger(__name__)
+
+TOOL_NAME_MAX_LENGTH = Tool._meta.get_field("name").max_length
+
+
+def tools_store(server: Server, tools: list[dict]) -> bool:
+    """Make the server's Tool rows exactly `tools` ({name, description, input_schema}) and set
+    `num_tools` on the instance; returns whether anything changed (the caller saves the server).
+
+    An unchanged list (the usual case, every sweep) writes no Tool rows, so their ids stay stable."""
+    wanted = _tool_fields(server, tools)
+    changed = _tools_replace_if_changed(server, wanted) or server.num_tools != len(wanted)
+    server.num_tools = len(wanted)
+    return changed
+
+
+def _tool_fields(server: Server, tools: list[dict]) -> dict[str, tuple[str, dict]]:
+    """name -> (description, input_schema) for the tools a Tool row can hold; first name wins."""
+    wanted: dict[str, tuple[str, dict]] = {}
+    for tool in tools:
+        if len(tool["name"]) > TOOL_NAME_MAX_LENGTH:
+            logger.warning(
+                "%s lists a tool name over %d characters; skipped", server.path, TOOL_NAME_MAX_LENGTH
+            )
+            continue
+        wanted.setdefault(tool["name"], (tool.get("description") or "", tool.get("input_schema") or {}))
+    return wanted
+
+
+def _tools_replace_if_changed(server: Server, wanted: dict[str, tuple[str, dict]]) -> bool:
+    """Make the server's Tool rows exactly `wanted`; returns whether anything changed.
+
+    An unchanged listing (the usual case, every sweep) writes nothing, so Tool ids stay stable."""
+    stored = {tool.name: (tool.description, tool.input_schema) for tool in server.tools.all()}
+    if stored == wanted:
+        return False
+    server.tools.all().delete()
+    Tool.objects.bulk_create(
+        Tool(server=server, name=name, description=description, input_schema=schema)
+        for name, (description, schema) in wanted.items()
+    )
+    return True
