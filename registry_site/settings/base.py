@@ -151,7 +151,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # The MCP client logs a full traceback for every broken server it meets; the health check
+        # already records a one-line reason in `health_detail`.
+        "mcp.client": {"level": "CRITICAL"},
+    },
 }
 
 from registry_site.settings.auth import *  # noqa: E402,F403
