@@ -12,15 +12,39 @@ class AgentAdmin(ServiceModelAdmin):
     editable_fields = services.EDITABLE_FIELDS
     readonly_on_change = ("path", "owner")
     list_display = ("path", "name", "visibility", "is_enabled", "skill_count", "owner", "updated_at")
-    list_filter = ("is_enabled", "visibility", "embedding_dirty", "provider")
-    search_fields = ("path", "name", "description", "url", "owner__username")
+    list_filter = ("is_enabled", "visibility", "embedding_dirty", "provider", "preferred_transport")
+    search_fields = ("path", "name", "description", "url", "provider_organization", "owner__username")
     list_select_related = ("owner",)
     list_per_page = 50
     ordering = ("path",)
     autocomplete_fields = ("owner",)
     filter_horizontal = ("groups",)
     readonly_fields = ("skill_count", "has_embedding", "embedding_dirty", "registered_at", "updated_at")
-    exclude = ("embedding",)
+    fieldsets = (
+        (None, {"fields": ("path", "name", "description", "url", "version", "tags", "license")}),
+        ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups")}),
+        ("Provider", {"fields": ("provider", "provider_organization", "provider_url")}),
+        ("Skills", {"fields": ("skills", "skill_count")}),
+        (
+            "A2A card",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "protocol_version",
+                    "preferred_transport",
+                    "interfaces",
+                    "capabilities",
+                    "default_input_modes",
+                    "default_output_modes",
+                    "documentation_url",
+                    "icon_url",
+                    "security_schemes",
+                    "security_requirements",
+                ),
+            },
+        ),
+        ("Bookkeeping", {"fields": ("has_embedding", "embedding_dirty", "registered_at", "updated_at")}),
+    )
     actions = ["enable_selected", "disable_selected"]
 
     @admin.display(description="skills")

@@ -4,7 +4,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
-from agents.choices import Visibility
+from agents.choices import Provider, Visibility
 from agents.querysets import AgentQuerySet
 from registry_site.validators import PATH_MAX_LENGTH, validate_registry_path
 
@@ -14,6 +14,8 @@ EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 class Agent(models.Model):
     """An A2A agent card published to the registry, with its owner and visibility.
 
+    The card keeps what an A2A v1.0 (or v0.3) card carries, so the registry can serve the card back
+    faithfully (`?format=a2a`): interfaces, capabilities, I/O modes, security schemes and requirements.
     `embedding` is computed out of band: saves set `embedding_dirty` and a task embeds dirty rows.
     """
 
@@ -22,8 +24,25 @@ class Agent(models.Model):
     path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
     url = models.URLField(max_length=2048)
     version = models.CharField(max_length=100)
-    provider = models.CharField(max_length=100, blank=True)
+    provider = models.CharField(max_length=100, choices=Provider.choices, blank=True)
+    # A2A `provider {organization, url}`, kept verbatim; `provider` above is its vendor key.
+    provider_organization = models.CharField(max_length=200, blank=True)
+    provider_url = models.URLField(max_length=2048, blank=True)
+    # A2A protocol version of the main `url` (v0.3 `protocolVersion`; v1.0: of the first interface).
+    protocol_version = models.CharField(max_length=20, blank=True)
+    # Transport of the main `url` (v0.3 `preferredTransport`); empty means A2A's default, JSONRPC.
+    preferred_transport = models.CharField(max_length=32, blank=True)
+    # Every other endpoint: [{url, protocol_binding, protocol_version?, tenant?}].
+    interfaces = models.JSONField(default=list, blank=True)
+    # {streaming?, push_notifications?, extended_agent_card?, extensions?: [{uri, ...}]}
+    capabilities = models.JSONField(default=dict, blank=True)
+    default_input_modes = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    default_output_modes = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    documentation_url = models.URLField(max_length=2048, blank=True)
+    icon_url = models.URLField(max_length=2048, blank=True)
     security_schemes = models.JSONField(default=dict, blank=True)
+    # OR of ANDs, as in OpenAPI: [{scheme name: [scopes]}].
+    security_requirements = models.JSONField(default=list, blank=True)
     skills = models.JSONField(default=list, blank=True)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     visibility = models.CharField(

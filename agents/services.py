@@ -1,9 +1,14 @@
-"""Writes for agents. Every surface (agent API, admin) calls these."""
+"""Writes for agents. Every surface (agent API, admin) calls these.
 
-from django.db import transaction
+The permission rules the agent API applies before calling a write live here too (`agent_may_*`), so
+any later surface (a dashboard page, a management command) asks the same questions."""
 
-from accounts.choices import AuditAction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from accounts.choices import AuditAction, UiPermission
 from accounts.models import User
+from accounts.principal import Principal
 from accounts.services import actor_user, audit_event_record
 from agents.models import Agent
 from registry_site.services import apply_changes, require_editable
@@ -14,7 +19,18 @@ EDITABLE_FIELDS = (
     "url",
     "version",
     "provider",
+    "provider_organization",
+    "provider_url",
+    "protocol_version",
+    "preferred_transport",
+    "interfaces",
+    "capabilities",
+    "default_input_modes",
+    "default_output_modes",
+    "documentation_url",
+    "icon_url",
     "security_schemes",
+    "security_requirements",
     "skills",
     "tags",
     "visibility",
@@ -22,10 +38,60 @@ EDITABLE_FIELDS = (
 )
 # Changing any of these changes what semantic search should find.
 EMBEDDED_FIELDS = {"name", "description", "skills", "tags"}
+# Fields a full replacement (PUT) keeps when the new card omits them: omitting a field must never
+# widen who sees an agent.
+KEPT_WHEN_OMITTED = {"visibility"}
+
+
+class AgentConflict(Exception):
+    """An agent is already registered at the path."""
 
 
 def _target(agent: Agent) -> str:
     return f"agent:{agent.path}"
+
+
+def _embed_after_commit(agent: Agent) -> None:
+    """Queue the embedding of `agent` once the surrounding transaction commits (never before: the worker
+    must find the row, and a rolled-back write must queue nothing)."""
+    from agents.tasks import embed_agents_task
+
+    agent_id = agent.pk
+    transaction.on_commit(lambda: embed_agents_task.delay([agent_id]))
+
+
+# -- permission rules -------------------------------------------------------------------------------
+
+
+def _owns(principal: Principal, agent: Agent) -> bool:
+    return principal.user is not None and agent.owner_id == principal.user.pk
+
+
+def agent_may_publish(principal: Principal, path: str | None = None) -> bool:
+    """`publish_agent` for `path` (or, without a path, for any path at all)."""
+    return principal.can(UiPermission.PUBLISH_AGENT, path)
+
+
+def agent_may_modify(principal: Principal, agent: Agent) -> bool:
+    """The interface asks for `modify_service` and ownership; `modify_agent` is honoured as well."""
+    if principal.is_admin:
+        return True
+    granted = principal.can(UiPermission.MODIFY_SERVICE, agent.path) or principal.can(
+        UiPermission.MODIFY_AGENT, agent.path
+    )
+    return granted and _owns(principal, agent)
+
+
+def agent_may_delete(principal: Principal, agent: Agent) -> bool:
+    """Owners delete their own agents; `delete_agent` (or admin) deletes anyone's."""
+    return _owns(principal, agent) or principal.can(UiPermission.DELETE_AGENT, agent.path)
+
+
+def agent_may_toggle(principal: Principal, agent: Agent) -> bool:
+    return principal.can(UiPermission.TOGGLE_SERVICE, agent.path)
+
+
+# -- writes -----------------------------------------------------------------------------------------
 
 
 def agent_create(*, actor: User | None, path: str, owner: User | None = None, **fields) -> Agent:
@@ -46,17 +112,39 @@ def agent_create(*, actor: User | None, path: str, owner: User | None = None, **
         audit_event_record(
             actor=actor, action=AuditAction.AGENT_CREATE, target=_target(agent), detail={"name": agent.name}
         )
+        _embed_after_commit(agent)
     return agent
 
 
+def agent_register(*, actor, path: str, **fields) -> Agent:
+    """Publish a card at a path nobody uses yet (the agent API's register); the caller owns it.
+
+    Raises AgentConflict when the path is taken, also when another request wins a race for it."""
+    conflict = AgentConflict(f"An agent is already registered at {path}.")
+    if Agent.objects.filter(path=path).exists():
+        raise conflict
+    try:
+        return agent_create(actor=actor, path=path, **fields)
+    except ValidationError as exc:  # full_clean() saw a row that appeared after the check above
+        path_errors = getattr(exc, "error_dict", {}).get("path", [])
+        if any(error.code == "unique" for error in path_errors):
+            raise conflict from None
+        raise
+    except IntegrityError:  # ...or the unique index did, at save()
+        if Agent.objects.filter(path=path).exists():
+            raise conflict from None
+        raise
+
+
 def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
-    """Change an agent card; text changes mark the embedding dirty for the embedding task."""
+    """Change an agent card; text changes mark the embedding dirty and queue the embedding task."""
     require_editable(fields, EDITABLE_FIELDS)
     changed = apply_changes(agent, fields)
     if not changed:
         return agent
     update_fields = [*changed, "updated_at"]
-    if EMBEDDED_FIELDS.intersection(changed):
+    embedded_changed = bool(EMBEDDED_FIELDS.intersection(changed))
+    if embedded_changed:
         agent.embedding_dirty = True
         update_fields.append("embedding_dirty")
     agent.full_clean()
@@ -65,7 +153,19 @@ def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
         audit_event_record(
             actor=actor, action=AuditAction.AGENT_UPDATE, target=_target(agent), detail={"fields": changed}
         )
+        if embedded_changed:
+            _embed_after_commit(agent)
     return agent
+
+
+def agent_replace(*, actor, agent: Agent, **fields) -> Agent:
+    """Replace the whole card (PUT): card fields the new card omits go back to their defaults, except
+    `visibility`, which stays as it is unless given."""
+    require_editable(fields, EDITABLE_FIELDS)
+    for name in EDITABLE_FIELDS:
+        if name not in fields and name not in KEPT_WHEN_OMITTED:
+            fields[name] = Agent._meta.get_field(name).get_default()
+    return agent_update(actor=actor, agent=agent, **fields)
 
 
 def agent_toggle(*, actor: User | None, agent: Agent, enabled: bool) -> Agent:

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
     SERVER_ERROR = "server_error"
+    SEARCH_ERROR = "SEARCH_ERROR"
 
 
 class V01Code(StrEnum):

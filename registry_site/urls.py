@@ -19,4 +19,7 @@ urlpatterns = [
     path("", include("servers.urls")),
     path("", include("servers.api.v01_urls")),
     path("", include("servers.api.public_urls")),
+    # Search routes first: `api/agents/discover/...` must win over `api/agents/<path>`.
+    path("", include("agents.api.search_urls")),
+    path("", include("agents.api.urls")),
 ]

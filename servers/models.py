@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from pgvector.django import HnswIndex, VectorField
 
+from registry_site.embeddings import EMBEDDING_DIMENSIONS
 from registry_site.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
 from servers.choices import AuthType, HealthStatus, Transport
 from servers.querysets import ServerQuerySet
@@ -43,11 +45,23 @@ class Server(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
+    # Out of band, as for agents: writes set `embedding_dirty` and a task embeds dirty rows.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_dirty = models.BooleanField(default=True, db_index=True)
 
     objects = ServerQuerySet.as_manager()
 
     class Meta:
         ordering = ["path"]
+        indexes = [
+            HnswIndex(
+                name="server_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
 
     def __str__(self) -> str:
         return self.path
@@ -60,10 +74,22 @@ class Tool(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     input_schema = models.JSONField(default=dict, blank=True)
+    # A changed tool list replaces the rows, so a new or changed tool starts dirty.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_dirty = models.BooleanField(default=True, db_index=True)
 
     class Meta:
         ordering = ["server_id", "name"]
         constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_unique_per_server")]
+        indexes = [
+            HnswIndex(
+                name="tool_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.server.path}:{self.name}"

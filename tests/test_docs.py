@@ -9,7 +9,7 @@ from tests.conftest import PROJECT_DIR
 def test_the_error_catalogue_lists_exactly_the_codes_in_the_code():
     text = (PROJECT_DIR / "docs" / "errors.md").read_text()
 
-    documented = re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.MULTILINE)
+    documented = re.findall(r"^\| `([A-Za-z_]+)` \|", text, flags=re.MULTILINE)
 
     assert sorted(documented) == sorted(code.value for code in ErrorCode)
     assert len(documented) == len(set(documented))

@@ -24,4 +24,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 3500},
     },
+    # Backstop of the on-commit embedding tasks: embeds agents still marked dirty (a lost task, a
+    # worker that was down, an edit made while an embedding ran).
+    "embed-dirty-agents": {
+        "task": "agents.embed_agents_task",
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
+    # The same backstop for servers and their tools.
+    "embed-dirty-servers": {
+        "task": "servers.embed_servers_task",
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
 }

@@ -1,5 +1,6 @@
 """Writes for servers, one module per sub-domain; everything is re-exported here."""
 
+from servers.services.embeddings import server_embedding_refresh, servers_embed, tools_embed
 from servers.services.health import server_health_record
 from servers.services.registry import (
     EDITABLE_FIELDS,
@@ -17,9 +18,12 @@ __all__ = [
     "ServerConflict",
     "server_create",
     "server_delete",
+    "server_embedding_refresh",
     "server_health_record",
     "server_refresh",
     "server_register",
     "server_toggle",
     "server_update",
+    "servers_embed",
+    "tools_embed",
 ]

@@ -8,6 +8,7 @@ from accounts.services import actor_user, audit_event_record, server_grants_forg
 from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
 from servers.models import Server
+from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
 from servers.services.tools import tools_store
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
@@ -61,6 +62,7 @@ def server_create(
             target=_target(server),
             detail={"name": server.name},
         )
+        server_embedding_refresh(server)  # a new row starts dirty
     return server
 
 
@@ -71,10 +73,16 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
     changed = apply_changes(server, fields)
     if not changed and tools is None:
         return server
+    update_fields = [*changed, "updated_at"]
+    if EMBEDDED_FIELDS.intersection(changed):
+        server.embedding_dirty = True
+        update_fields.append("embedding_dirty")
     server.full_clean()
     with transaction.atomic():
         if changed:
-            server.save(update_fields=[*changed, "updated_at"])
+            server.save(update_fields=update_fields)
+        if "embedding_dirty" in update_fields:
+            server_embedding_refresh(server)
         if tools is not None and tools_store(server, tools):
             server.save(update_fields=["num_tools", "updated_at"])
             changed = sorted({*changed, "tools"})

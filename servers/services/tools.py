@@ -3,6 +3,7 @@
 import logging
 
 from servers.models import Server, Tool
+from servers.services.embeddings import server_embedding_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -15,7 +16,12 @@ def tools_store(server: Server, tools: list[dict]) -> bool:
 
     An unchanged list (the usual case, every sweep) writes no Tool rows, so their ids stay stable."""
     wanted = _tool_fields(server, tools)
-    changed = _tools_replace_if_changed(server, wanted) or server.num_tools != len(wanted)
+    replaced = _tools_replace_if_changed(server, wanted)
+    if replaced:  # new Tool rows start dirty; the server's text names its tools, so it is dirty too
+        Server.objects.filter(pk=server.pk).update(embedding_dirty=True)
+        server.embedding_dirty = True
+        server_embedding_refresh(server)
+    changed = replaced or server.num_tools != len(wanted)
     server.num_tools = len(wanted)
     return changed
 

@@ -1,0 +1,86 @@
+"""Response shapes of the agent API (the A2A v1.0 AgentCard is built by agents.a2a.a2a_card)."""
+
+from rest_framework import serializers
+
+from agents.api.serializers.fields import TagsField
+from agents.models import Agent
+
+
+class AgentRegisteredSerializer(serializers.ModelSerializer):
+    num_skills = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Agent
+        fields = ["name", "path", "url", "num_skills", "registered_at", "is_enabled"]
+
+
+class _OwnerMixin(serializers.Serializer):
+    """The owner's username; null for anonymous callers, who should not learn account names."""
+
+    owner = serializers.SerializerMethodField()
+
+    def get_owner(self, agent: Agent) -> str | None:
+        if not self.context.get("show_owner", True) or agent.owner is None:
+            return None
+        return agent.owner.get_username()
+
+
+class AgentListItemSerializer(_OwnerMixin, serializers.ModelSerializer):
+    num_skills = serializers.IntegerField(read_only=True)
+    tags = TagsField()
+
+    class Meta:
+        model = Agent
+        fields = [
+            "name",
+            "path",
+            "description",
+            "url",
+            "version",
+            "visibility",
+            "is_enabled",
+            "num_skills",
+            "tags",
+            "owner",
+            "registered_at",
+        ]
+
+
+class AgentCardOutSerializer(_OwnerMixin, serializers.ModelSerializer):
+    """The full card in the registry's shape; every input field comes back under its input name, so a
+    card read with GET can be sent back with PUT unchanged."""
+
+    num_skills = serializers.IntegerField(read_only=True)
+    tags = TagsField()
+
+    class Meta:
+        model = Agent
+        fields = [
+            "name",
+            "description",
+            "path",
+            "url",
+            "version",
+            "provider",
+            "provider_organization",
+            "provider_url",
+            "protocol_version",
+            "preferred_transport",
+            "interfaces",
+            "capabilities",
+            "default_input_modes",
+            "default_output_modes",
+            "documentation_url",
+            "icon_url",
+            "security_schemes",
+            "security_requirements",
+            "skills",
+            "num_skills",
+            "tags",
+            "visibility",
+            "license",
+            "is_enabled",
+            "owner",
+            "registered_at",
+            "updated_at",
+        ]

@@ -1,0 +1,16 @@
+"""The agent API. `register` and `discover` come before the `{path}` routes, and `{path}/toggle` before
+the plain `{path}` (paths ending in /toggle, and /register and /discover, are reserved for agents)."""
+
+from django.urls import path
+
+from agents.api import views
+
+app_name = "agents-api"
+
+urlpatterns = [
+    path("api/agents", views.AgentListView.as_view(), name="list"),
+    path("api/agents/register", views.AgentRegisterView.as_view(), name="register"),
+    path("api/agents/discover", views.AgentDiscoverView.as_view(), name="discover"),
+    path("api/agents/<path:agent_path>/toggle", views.AgentToggleView.as_view(), name="toggle"),
+    path("api/agents/<path:agent_path>", views.AgentDetailView.as_view(), name="detail"),
+]

@@ -1,0 +1,121 @@
+"""Reads for agents. Every read starts from `Agent.objects.visible_to(principal)`, before any limit, so
+callers get as many results as they asked for and never an agent they may not see."""
+
+from dataclasses import dataclass
+
+from django.db.models import BooleanField, F, Func, Q, TextField, Value
+from django.db.models.expressions import RawSQL
+
+from agents.models import Agent
+
+# == Listing, lookup and skill discovery (the agent API) ============================================
+
+LIST_LIMIT = 500  # agents in one GET /api/agents answer; `total_count` still counts every match
+QUERY_MAX_LENGTH = 200
+DISCOVER_DEFAULT_RESULTS, DISCOVER_MAX_RESULTS = 10, 100
+SKILL_WEIGHT, TAG_WEIGHT = 0.8, 0.2
+
+# Skill names of a row, newline-joined so a query never matches across two names.
+_SKILL_NAMES = RawSQL(
+    "SELECT string_agg(skill->>'name', E'\\n') FROM jsonb_array_elements("
+    "CASE WHEN jsonb_typeof(agents_agent.skills) = 'array' THEN agents_agent.skills ELSE '[]' END) skill",
+    (),
+    output_field=TextField(),
+)
+# Whether a row has a skill whose lower-cased name or id is in the array parameter.
+_HAS_SKILL = (
+    "EXISTS (SELECT 1 FROM jsonb_array_elements("
+    "CASE WHEN jsonb_typeof(agents_agent.skills) = 'array' THEN agents_agent.skills ELSE '[]' END) skill "
+    "WHERE lower(skill->>'name') = ANY(%s) OR lower(skill->>'id') = ANY(%s))"
+)
+
+
+def agents_listed(
+    principal,
+    *,
+    query: str = "",
+    enabled_only: bool = False,
+    visibility: str | None = None,
+    limit: int = LIST_LIMIT,
+) -> tuple[list[Agent], int]:
+    """The visible agents matching the filters, by path, at most `limit`; and how many matched in all.
+
+    `query` is a case-insensitive substring of the name, description, a tag or a skill name."""
+    agents = Agent.objects.visible_to(principal)
+    if enabled_only:
+        agents = agents.enabled()
+    if visibility:
+        agents = agents.filter(visibility=visibility)
+    query = query.strip()[:QUERY_MAX_LENGTH]
+    if query:
+        tags = Func(F("tags"), Value("\n"), function="array_to_string", output_field=TextField())
+        agents = agents.alias(tags_text=tags, skill_names=_SKILL_NAMES).filter(
+            Q(name__icontains=query)
+            | Q(description__icontains=query)
+            | Q(tags_text__icontains=query)
+            | Q(skill_names__icontains=query)
+        )
+    rows = list(agents.select_related("owner").defer("embedding").order_by("path")[:limit])
+    total = len(rows) if len(rows) < limit else agents.count()
+    return rows, total
+
+
+def agent_visible(principal, path: str) -> Agent | None:
+    """The agent at `path` if `principal` may see it; None both when it is missing and when it is hidden,
+    so callers answer 404 alike and existence does not leak."""
+    return (
+        Agent.objects.visible_to(principal)
+        .select_related("owner")
+        .defer("embedding")
+        .filter(path=path)
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class SkillMatch:
+    path: str
+    name: str
+    relevance_score: float
+    matching_skills: list[str]
+
+
+def _score(agent: Agent, skills: set[str], tags: set[str]) -> SkillMatch:
+    """relevance = 0.8 × share of requested skills matched + 0.2 × share of requested tags matched
+    (agent tags and skill tags), or the share of skills alone when no tags were asked; 4 decimals."""
+    matched_terms, matching = set(), []
+    agent_tags = {tag.lower() for tag in agent.tags}
+    for skill in agent.skills if isinstance(agent.skills, list) else []:
+        if not isinstance(skill, dict):
+            continue
+        terms = {str(skill.get(key, "")).lower() for key in ("name", "id")} & skills
+        if terms:
+            matched_terms |= terms
+            matching.append(skill.get("name", ""))
+        agent_tags.update(str(tag).lower() for tag in skill.get("tags") or [])
+    skill_share = len(matched_terms) / len(skills)
+    if tags:
+        score = SKILL_WEIGHT * skill_share + TAG_WEIGHT * len(tags & agent_tags) / len(tags)
+    else:
+        score = skill_share
+    return SkillMatch(agent.path, agent.name, round(score, 4), matching)
+
+
+def agents_discovered(principal, *, skills: list[str], tags: list[str], limit: int) -> list[SkillMatch]:
+    """Enabled agents `principal` may see that offer at least one of `skills` (a skill name or id,
+    case-insensitive), best first, ties by path. Every candidate is scored before the cut."""
+    wanted = {skill.strip().lower() for skill in skills if skill.strip()}
+    wanted_tags = {tag.strip().lower() for tag in tags if tag.strip()}
+    candidates = (
+        Agent.objects.visible_to(principal)
+        .enabled()
+        .filter(RawSQL(_HAS_SKILL, (sorted(wanted), sorted(wanted)), output_field=BooleanField()))
+        .only("path", "name", "skills", "tags")
+    )
+    matches = [_score(agent, wanted, wanted_tags) for agent in candidates]
+    matches.sort(key=lambda match: (-match.relevance_score, match.path))
+    return matches[:limit]
+
+
+# == Semantic search ================================================================================
+# Reserved for the semantic selectors (embedding search), added by their own change.
