@@ -8,6 +8,10 @@ class AgentQuerySet(models.QuerySet):
     def enabled(self):
         return self.filter(is_enabled=True)
 
+    def for_listing(self):
+        """Rows for display: without the 384-float embedding, which no listing shows."""
+        return self.defer("embedding")
+
     def embedding_dirty(self):
         return self.filter(embedding_dirty=True)
 

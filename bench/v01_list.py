@@ -46,6 +46,7 @@ def main() -> None:
             url = f"http://127.0.0.1:{port}/v0.1/servers"
             session = requests.Session()
             session.headers["Authorization"] = f"Bearer {token}"
+            time.sleep(20)  # the web process loads the embedding model in the background at start
             timed(session, url, 20, params={"limit": 100})  # warm-up
             first = timed(session, url, args.requests, params={"limit": 100})
             cursor = None

@@ -14,7 +14,7 @@ QUERY_MAX_LENGTH = 200
 
 def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
     """The visible servers matching `query`, at most `limit`, and whether more matched."""
-    servers = Server.objects.visible_to(principal)
+    servers = Server.objects.visible_to(principal).for_listing()
     query = query.strip()[:QUERY_MAX_LENGTH]
     if query:
         # Newline-joined so a query never matches across two tags.
@@ -53,7 +53,7 @@ def servers_page(
 ) -> tuple[list[Server], bool]:
     """One keyset page of the servers `principal` may see, ordered by path (the same order as the
     registry name); returns (rows, more_after_these)."""
-    rows = Server.objects.visible_to(principal).order_by("path")
+    rows = Server.objects.visible_to(principal).for_listing().order_by("path")
     if search:
         rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
     if updated_since is not None:
@@ -67,7 +67,7 @@ def servers_page(
 
 
 def server_visible(principal, path: str) -> Server | None:
-    return Server.objects.visible_to(principal).filter(path=path).first()
+    return Server.objects.visible_to(principal).for_listing().filter(path=path).first()
 
 
 DISCOVERY_TOOLS_PREVIEW = 5
@@ -80,9 +80,10 @@ def servers_for_discovery() -> list[Server]:
 
     from servers.models import Tool
 
-    preview = Tool.objects.order_by("name")[:DISCOVERY_TOOLS_PREVIEW]
+    preview = Tool.objects.only("server_id", "name", "description").order_by("name")[:DISCOVERY_TOOLS_PREVIEW]
     return list(
         Server.objects.enabled()
+        .for_listing()
         .order_by("path")
         .prefetch_related(Prefetch("tools", queryset=preview, to_attr="preview_tools"))
     )

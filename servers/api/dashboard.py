@@ -7,7 +7,7 @@ message and call the same service.
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, prefetch_related_objects
+from django.db.models import F, Prefetch, prefetch_related_objects
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -36,7 +36,7 @@ def server_visible(
     """The server at `service_path` if the caller sees it (else 404, so invisible servers stay secret),
     and, when `permission` is given, may do that to it (else 403)."""
     path = normalize_path(service_path)
-    servers = Server.objects.visible_to(principal)
+    servers = Server.objects.visible_to(principal).for_listing()
     server = (servers.select_for_update() if lock else servers).filter(path=path).first()
     if server is None:
         raise ApiError(404, ErrorCode.NOT_FOUND, f"No server is registered at {path}.")
@@ -222,7 +222,8 @@ class ToolsView(DashboardApiView):
         principal = principal_of(request)
         if service_path == ALL:
             tools = (
-                Tool.objects.filter(server__in=Server.objects.visible_to(principal).enabled())
+                Tool.objects.defer("embedding")
+                .filter(server__in=Server.objects.visible_to(principal).enabled())
                 .annotate(server_path=F("server__path"))
                 .order_by("server_path", "name")[: TOOLS_LIMIT + 1]
             )
@@ -236,7 +237,7 @@ class ToolsView(DashboardApiView):
         server = server_visible(principal, service_path)
         if not server.is_enabled:
             raise ApiError(400, ErrorCode.BAD_REQUEST, f"Server {server.path} is disabled.")
-        return Response({"tools": ToolSerializer(server.tools.all(), many=True).data})
+        return Response({"tools": ToolSerializer(server.tools.defer("embedding"), many=True).data})
 
 
 class RefreshView(DashboardApiView):
@@ -249,5 +250,5 @@ class RefreshView(DashboardApiView):
 
 def _with_tools(servers: list[Server]) -> list[Server]:
     """Load the tools of already-fetched servers in one query."""
-    prefetch_related_objects(servers, "tools")
+    prefetch_related_objects(servers, Prefetch("tools", queryset=Tool.objects.defer("embedding")))
     return servers
