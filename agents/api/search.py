@@ -8,6 +8,7 @@ that fails verification is a 401, never a silent downgrade to anonymous.
 
 import logging
 
+from django.conf import settings
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
 from agents.search import ENTITY_TYPES, MAX_RESULTS, TOOL, Match, agents_semantic, registry_semantic
+from registry_site import ratelimit
 from registry_site.embeddings import EmbeddingError
 from registry_site.errors import ApiError, ErrorCode
 
@@ -69,10 +71,36 @@ def registry_match(match: Match) -> dict:
 
 
 class SemanticSearchView(APIView):
-    """Authentication optional; an embedding failure is a 500 `SEARCH_ERROR` with the request id."""
+    """Authentication optional; an embedding failure is a 500 `SEARCH_ERROR` with the request id.
+
+    Every search runs the model, so each caller (user, or client address when anonymous) may search
+    SEMANTIC_SEARCH_RATE_PER_MINUTE times a minute; answers carry `X-RateLimit-*`, refusals are 429."""
 
     authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
     permission_classes = [AllowAny]
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        principal = principal_of(request)
+        caller = (
+            f"user:{principal.username}"
+            if principal.is_authenticated
+            else f"addr:{request.META.get('REMOTE_ADDR', '')}"
+        )
+        self.rate_limit = ratelimit.take(
+            f"search:{caller}", capacity=settings.SEMANTIC_SEARCH_RATE_PER_MINUTE, period_seconds=60
+        )
+        if not self.rate_limit.allowed:
+            raise ApiError(
+                429, ErrorCode.THROTTLED, "Too many searches; try again later.", self.rate_limit.headers()
+            )
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        limit = getattr(self, "rate_limit", None)
+        if limit is not None and limit.allowed:
+            for name, value in limit.headers().items():
+                response[name] = value
+        return super().finalize_response(request, response, *args, **kwargs)
 
     def search(self, run, *args):
         try:

@@ -30,3 +30,6 @@ if EMBEDDINGS_PROVIDER == "local" and EMBEDDINGS_MODEL.rsplit("/", 1)[-1] != EMB
         f"EMBEDDINGS_MODEL={EMBEDDINGS_MODEL!r} needs EMBEDDINGS_PROVIDER=openai: the local provider "
         f"only has the packaged {EMBEDDINGS_LOCAL_MODEL}"
     )
+
+# Each semantic search runs the model: searches per minute for one user (or one address, anonymous).
+SEMANTIC_SEARCH_RATE_PER_MINUTE = env.int("SEMANTIC_SEARCH_RATE_PER_MINUTE", default=120)

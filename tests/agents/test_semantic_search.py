@@ -367,3 +367,17 @@ def test_an_embedding_failure_is_a_500_search_error(client, settings, free_port)
     assert set(body) == {"detail", "error_code", "request_id"}
     assert (body["error_code"], body["request_id"]) == ("SEARCH_ERROR", response["X-Request-ID"])
     assert "127.0.0.1" not in body["detail"]
+
+
+def test_searches_are_rate_limited_per_caller_with_headers(client, embedding_model, settings):
+    settings.SEMANTIC_SEARCH_RATE_PER_MINUTE = 2
+
+    first = client.post(URL + "?query=weather")
+    client.post(URL + "?query=weather")
+    refused = client.post(URL + "?query=weather")
+
+    assert first.status_code == 200
+    assert (first["X-RateLimit-Limit"], first["X-RateLimit-Remaining"]) == ("2", "1")
+    assert refused.status_code == 429
+    assert refused.json()["error_code"] == "throttled"
+    assert int(refused["Retry-After"]) >= 1
