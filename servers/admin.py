@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from registry_site.admin import ServiceModelAdmin
 from servers import services
-from servers.models import Server, Tool
+from servers.models import HealthTransition, Server, Tool
 
 
 class ToolInline(admin.TabularInline):
@@ -83,6 +83,28 @@ class ToolAdmin(admin.ModelAdmin):
     @admin.display(description="description")
     def short_description(self, obj: Tool) -> str:
         return obj.description[:120]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(HealthTransition)
+class HealthTransitionAdmin(admin.ModelAdmin):
+    """Health history is written by the checker and by enable/disable; the console only reads it."""
+
+    list_display = ("at", "server", "from_status", "to_status", "detail")
+    list_filter = ("to_status", "from_status", "at")
+    search_fields = ("server__path", "detail")
+    list_select_related = ("server",)
+    date_hierarchy = "at"
+    readonly_fields = ("server", "from_status", "to_status", "detail", "at")
+    list_per_page = 100
 
     def has_add_permission(self, request):
         return False

@@ -38,7 +38,6 @@ from servers.services import server_health_record
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT_SECONDS = 10
 DETAIL_MAX_LENGTH = 300
 MAX_TOOL_PAGES = 100  # a server whose cursors never end cannot keep a check busy past this many pages
 
@@ -294,7 +293,7 @@ def _run(coro):
 def check_server(server: Server) -> CheckResult:
     """Probe a `Server` row from sync code (a Celery worker); async callers await `probe` instead."""
     transport = Transport.SSE if server.supported_transports == [Transport.SSE] else Transport.STREAMABLE_HTTP
-    timeout = float(getattr(settings, "HEALTH_CHECK_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS))
+    timeout = float(settings.HEALTH_CHECK_TIMEOUT_SECONDS)
     headers = {str(k): str(v) for k, v in (server.headers or {}).items()}
     return _run(probe(server.proxy_pass_url, transport=transport, headers=headers, timeout=timeout))
 

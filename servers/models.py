@@ -93,3 +93,21 @@ class Tool(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server.path}:{self.name}"
+
+
+class HealthTransition(models.Model):
+    """One change of a server's health status (checks and enable/disable), so uptime over any period
+    can be computed from the rows."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="health_transitions")
+    from_status = models.CharField(max_length=32, choices=HealthStatus.choices)
+    to_status = models.CharField(max_length=32, choices=HealthStatus.choices)
+    detail = models.TextField(blank=True)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["server_id", "at", "id"]
+        indexes = [models.Index(fields=["server", "at"], name="health_transition_server_at")]
+
+    def __str__(self) -> str:
+        return f"{self.server_id}: {self.from_status} → {self.to_status}"

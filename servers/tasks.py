@@ -12,6 +12,23 @@ def check_server_task(server_id: int) -> None:
     check_and_record(server_id)
 
 
+@shared_task(name="servers.sweep_health_task", ignore_result=True)
+def sweep_health_task() -> int:
+    """Fan out one check per enabled server, so checks run in parallel on every worker and one slow
+    server delays no other; each check expires before the next sweep. Returns how many were queued.
+
+    A sweep lost with its worker loses nothing: the next sweep queues every server again."""
+    from django.conf import settings
+
+    from servers.models import Server
+
+    expires = max(1, settings.HEALTH_CHECK_INTERVAL_SECONDS - 1)
+    ids = list(Server.objects.enabled().order_by("pk").values_list("pk", flat=True))
+    for server_id in ids:
+        check_server_task.apply_async((server_id,), expires=expires)
+    return len(ids)
+
+
 @shared_task(name="servers.embed_servers_task", ignore_result=True)
 def embed_servers_task(server_ids: list[int] | None = None) -> int:
     """Embed the given servers and their tools, or every dirty server and tool; returns how many rows

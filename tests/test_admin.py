@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
     [
         "admin:servers_server_changelist",
         "admin:servers_tool_changelist",
+        "admin:servers_healthtransition_changelist",
         "admin:agents_agent_changelist",
         "admin:accounts_auditevent_changelist",
         "admin:accounts_user_changelist",

@@ -17,7 +17,16 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # Periodic work. Each entry names its task, its period and an `expires` just under the period so a
 # backlog never runs stale copies.
+HEALTH_CHECK_INTERVAL_SECONDS = env.int("HEALTH_CHECK_INTERVAL_SECONDS", default=300)
+HEALTH_CHECK_TIMEOUT_SECONDS = env.int("HEALTH_CHECK_TIMEOUT_SECONDS", default=10)
+
 CELERY_BEAT_SCHEDULE = {
+    # Health of every enabled server: one check task per server, each bounded by the check timeout.
+    "sweep-health": {
+        "task": "servers.sweep_health_task",
+        "schedule": float(HEALTH_CHECK_INTERVAL_SECONDS),
+        "options": {"expires": max(1, HEALTH_CHECK_INTERVAL_SECONDS - 1)},
+    },
     # Records of expired tokens are only kept a day, for revocation checks and the audit view.
     "purge-expired-tokens": {
         "task": "accounts.purge_expired_tokens_task",

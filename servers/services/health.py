@@ -5,9 +5,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.db import transaction
+from django.utils import timezone
 
 from servers.choices import HealthStatus
-from servers.models import Server
+from servers.models import HealthTransition, Server
 from servers.services.tools import tools_store
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row = Server.objects.select_for_update().filter(pk=server.pk, is_enabled=True).first()
         if row is None:
             return False
+        transition_record(server=row, to_status=result.status, detail=result.detail, at=result.checked_at)
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
@@ -41,6 +43,22 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row.save(update_fields=fields)
     _copy_health(row, server)
     return True
+
+
+def transition_record(
+    *, server: Server, to_status: str, detail: str = "", at=None
+) -> HealthTransition | None:
+    """A history row when `server`'s stored status is about to change to `to_status`; call it before
+    saving the new status, inside the writer's transaction."""
+    if server.health_status == to_status:
+        return None
+    return HealthTransition.objects.create(
+        server=server,
+        from_status=server.health_status,
+        to_status=to_status,
+        detail=detail[:1000],
+        at=at or timezone.now(),
+    )
 
 
 def _copy_health(source: Server, target: Server) -> None:

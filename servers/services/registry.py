@@ -9,6 +9,7 @@ from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
 from servers.models import Server
 from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
+from servers.services.health import transition_record
 from servers.services.tools import tools_store
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
@@ -116,9 +117,11 @@ def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
     until its next health check."""
     if server.is_enabled == enabled:
         return server
-    server.is_enabled = enabled
-    server.health_status = HealthStatus.UNKNOWN if enabled else HealthStatus.DISABLED
+    status = HealthStatus.UNKNOWN if enabled else HealthStatus.DISABLED
     with transaction.atomic():
+        transition_record(server=server, to_status=status, detail="enabled" if enabled else "disabled")
+        server.is_enabled = enabled
+        server.health_status = status
         server.save(update_fields=["is_enabled", "health_status", "updated_at"])
         audit_event_record(
             actor=actor,
