@@ -46,35 +46,6 @@ def secret(db):
     return ServerFactory(path="/team/secret", name="Secret Server", description="Hidden")
 
 
-@pytest.fixture
-def operator(member, scope_factory):
-    """Sees weather and current time; may toggle, check and edit weather, and register /newserver."""
-    scope_factory(
-        "ops",
-        group="ops",
-        ui={
-            "list_service": ["weather", "currenttime"],
-            "toggle_service": ["weather"],
-            "health_check_service": ["weather"],
-            "modify_service": ["weather"],
-            "register_service": ["newserver"],
-        },
-    )
-    return member("olga", "ops")
-
-
-@pytest.fixture
-def viewer(member, scope_factory):
-    scope_factory("read", group="readers", ui={"list_service": ["weather"]})
-    return member("vera", "readers")
-
-
-@pytest.fixture
-def as_operator(client, operator):
-    client.force_login(operator)
-    return client
-
-
 def html(response) -> str:
     return response.content.decode()
 
