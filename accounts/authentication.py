@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+from importlib import import_module
+from types import SimpleNamespace
 
 import jwt
 from django.conf import settings
@@ -107,6 +109,15 @@ def principal_from_session(request, user=None) -> Principal | None:
     return principal_for_user(
         user, auth_method=marker.get("method", AuthMethod.SESSION), provider=marker.get("provider")
     )
+
+
+def principal_from_session_key(session_key: str | None) -> Principal | None:
+    """The principal of the session `session_key` as stored now (a websocket has no request; it checks
+    its session on connect and again on every keep-alive, so a logout or deactivation ends it)."""
+    if not session_key:
+        return None
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
+    return principal_from_session(SimpleNamespace(session=store))
 
 
 def principal_of(request) -> Principal:

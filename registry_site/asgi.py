@@ -11,15 +11,18 @@ from registry_site.embeddings import warm_up  # noqa: E402
 
 warm_up()  # load the embedding model in the background now, not on the first search
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.sessions import CookieMiddleware  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
-websocket_urlpatterns: list = []
+from registry_site.websockets import NotFoundConsumer  # noqa: E402
+from servers.live.stats import heartbeat_forever  # noqa: E402
+from servers.routing import websocket_urlpatterns as servers_websockets  # noqa: E402
+
+heartbeat_forever()  # websocket uptime, counted across web processes
+
+websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
-    {
-        "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-    }
+    {"http": django_asgi_app, "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns))}
 )

@@ -34,6 +34,7 @@ class ErrorCode(StrEnum):
     IDP_UNAVAILABLE = "idp_unavailable"
     SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
+    REDIS_UNAVAILABLE = "redis_unavailable"
     SERVER_ERROR = "server_error"
     SEARCH_ERROR = "SEARCH_ERROR"
 

@@ -10,8 +10,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
-import redis
-from django.conf import settings
+from registry_site.redis_clients import sync_client
 
 # KEYS[1] bucket; ARGV: capacity, refill per second, now (s), cost (0 = peek), ttl (s)
 _TAKE = """
@@ -57,13 +56,8 @@ class Decision:
 
 
 @lru_cache(maxsize=1)
-def _client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
-
-
-@lru_cache(maxsize=1)
 def _script():
-    return _client().register_script(_TAKE)
+    return sync_client().register_script(_TAKE)
 
 
 def take(key: str, *, capacity: int, period_seconds: float, cost: int = 1) -> Decision:
@@ -91,4 +85,4 @@ def peek(key: str, *, capacity: int, period_seconds: float) -> Decision:
 
 
 def reset(key: str) -> None:
-    _client().delete(f"registry:ratelimit:{key}")
+    sync_client().delete(f"registry:ratelimit:{key}")

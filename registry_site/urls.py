@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),
     path("", include("servers.api.dashboard_urls")),
+    path("", include("servers.api.health_urls")),
     path("", include("servers.urls")),
     path("", include("servers.api.v01_urls")),
     path("", include("servers.api.public_urls")),

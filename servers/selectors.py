@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db.models import F, Func, Q, TextField, Value
 from django.db.models.functions import Concat, Replace, Substr
 
+from servers.live.entries import health_entry
 from servers.models import Server
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
@@ -64,6 +65,14 @@ def servers_page(
         rows = rows.filter(path__gt=after)
     page = list(rows[: limit + 1])
     return page[:limit], len(page) > limit
+
+
+def health_snapshot(principal=None) -> dict[str, dict]:
+    """`{path: {status, last_checked_iso, num_tools}}` of the servers `principal` may see, or of the enabled
+    servers when there is no principal (the public view); one query."""
+    rows = Server.objects.visible_to(principal) if principal is not None else Server.objects.enabled()
+    fields = ("path", "health_status", "last_checked_at", "num_tools")
+    return {path: health_entry(*entry) for path, *entry in rows.order_by("path").values_list(*fields)}
 
 
 def server_visible(principal, path: str) -> Server | None:

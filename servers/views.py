@@ -29,8 +29,9 @@ from servers.api.dashboard import (
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
+from servers.choices import HealthStatus
 from servers.models import Server
-from servers.selectors import LIST_LIMIT, servers_listed
+from servers.selectors import LIST_LIMIT, health_snapshot, servers_listed
 from servers.services import server_update
 
 EDIT_FIELDS = (
@@ -117,6 +118,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         "home": request.path if request.method == "GET" else HOME,
         "can_register": principal.can(UiPermission.REGISTER_SERVICE),
         "register": register or {"values": {}, "errors": {}},
+        "status_labels": dict(HealthStatus.choices),
     }
     return render(request, "servers/dashboard.html", context, status=status)
 
@@ -216,3 +218,11 @@ def _edit_page(request, server: Server, form: dict, *, status: int = 200):
 
 
 # -- tokens ----------------------------------------------------------------------------------------
+
+
+@require_GET
+def status(request):
+    """GET /status: the health of every enabled server for anyone, kept live by `/ws/health_status`."""
+    labels = dict(HealthStatus.choices)
+    rows = [(path, entry, labels[entry["status"]]) for path, entry in health_snapshot().items()]
+    return render(request, "servers/status.html", {"rows": rows, "status_labels": labels})

@@ -124,7 +124,7 @@ class SilentServer:
 
 
 def time_tools(server: MCPServer) -> MCPServer:
-    """Register the two tools every good test server offers."""
+    """Register the three tools every good test server offers."""
 
     @server.tool()
     def current_time(timezone: str) -> str:
@@ -135,6 +135,11 @@ def time_tools(server: MCPServer) -> MCPServer:
     def add(a: int, b: int) -> int:
         """Add two integers."""
         return a + b
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
 
     return server
 
@@ -248,7 +253,7 @@ def _serve(app, sock: socket.socket | None = None) -> UvicornThread:
 
 @pytest.fixture(scope="session", name="time_server")
 def time_server_fixture():
-    """URL of a streamable-HTTP MCP server offering `current_time` and `add`."""
+    """URL of a streamable-HTTP MCP server offering `current_time`, `add` and `echo`."""
     running = _serve(time_tools(MCPServer("Current Time", log_level="WARNING")).streamable_http_app())
     yield running.url("/mcp")
     running.stop()
@@ -256,7 +261,7 @@ def time_server_fixture():
 
 @pytest.fixture(scope="session", name="sse_server")
 def sse_server_fixture():
-    """URL of the SSE endpoint of an MCP server offering `current_time` and `add`."""
+    """URL of the SSE endpoint of an MCP server offering `current_time`, `add` and `echo`."""
     running = _serve(time_tools(MCPServer("Current Time over SSE", log_level="WARNING")).sse_app())
     yield running.url("/sse")
     running.stop()

@@ -1,10 +1,17 @@
 """Channels: the channel layer lives in Redis so websocket fan-out reaches every web process."""
 
+from registry_site.settings.env import env
 from registry_site.settings.services import REDIS_URL
 
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "registry:channels"},
+        # A socket timeout well above the layer's 5 s blocking pop (redis-py's default equals it, and the
+        # two racing drop a socket's receive loop).
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "prefix": "registry:channels"},
     }
 }
+
+# The health websockets send a keep-alive this often and re-check the session each time; a connection of
+# a web process that died stops counting in the statistics after three intervals.
+HEALTH_WS_KEEPALIVE_SECONDS = env.int("HEALTH_WS_KEEPALIVE_SECONDS", default=30)

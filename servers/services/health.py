@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from servers.choices import HealthStatus
+from servers.live.publish import health_changed
 from servers.models import HealthTransition, Server
 from servers.services.tools import tools_store
 
@@ -32,15 +33,21 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row = Server.objects.select_for_update().filter(pk=server.pk, is_enabled=True).first()
         if row is None:
             return False
-        transition_record(server=row, to_status=result.status, detail=result.detail, at=result.checked_at)
+        transition = transition_record(
+            server=row, to_status=result.status, detail=result.detail, at=result.checked_at
+        )
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
         fields = ["health_status", "health_detail", "last_checked_at"]
+        tools_changed = False
         if result.status != HealthStatus.UNHEALTHY and result.tools is not None:
-            if tools_store(row, result.tools):
+            tools_changed = tools_store(row, result.tools)
+            if tools_changed:
                 fields += ["num_tools", "updated_at"]
         row.save(update_fields=fields)
+        if transition is not None or tools_changed:
+            health_changed(row)  # a check that changes nothing is not news
     _copy_health(row, server)
     return True
 

@@ -7,6 +7,7 @@ from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
 from registry_site.services import apply_changes, require_editable
 from servers.choices import HealthStatus
+from servers.live.publish import health_changed, health_removed
 from servers.models import Server
 from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
 from servers.services.health import transition_record
@@ -64,6 +65,7 @@ def server_create(
             detail={"name": server.name},
         )
         server_embedding_refresh(server)  # a new row starts dirty
+        health_changed(server)
     return server
 
 
@@ -87,6 +89,8 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
         if tools is not None and tools_store(server, tools):
             server.save(update_fields=["num_tools", "updated_at"])
             changed = sorted({*changed, "tools"})
+        if "num_tools" in changed or "tools" in changed:
+            health_changed(server)
         audit_event_record(
             actor=actor, action=AuditAction.SERVER_UPDATE, target=_target(server), detail={"fields": changed}
         )
@@ -123,6 +127,7 @@ def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
         server.is_enabled = enabled
         server.health_status = status
         server.save(update_fields=["is_enabled", "health_status", "updated_at"])
+        health_changed(server)
         audit_event_record(
             actor=actor,
             action=AuditAction.SERVER_ENABLE if enabled else AuditAction.SERVER_DISABLE,
@@ -137,6 +142,7 @@ def server_delete(*, actor, server: Server) -> list[str]:
     target, path = _target(server), server.path
     with transaction.atomic():
         server.delete()
+        health_removed(path)
         audit_event_record(actor=actor, action=AuditAction.SERVER_DELETE, target=target)
         return server_grants_forget(actor=actor, server_path=path)
 

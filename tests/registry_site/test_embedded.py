@@ -45,5 +45,5 @@ def test_redis_is_the_same_server_for_cache_celery_and_channels(settings):
 
     assert settings.CACHES["default"]["LOCATION"] == settings.REDIS_URL
     assert settings.CELERY_BROKER_URL == settings.REDIS_URL
-    assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] == [settings.REDIS_URL]
+    assert settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]["address"] == settings.REDIS_URL
     assert redis.Redis.from_url(settings.REDIS_URL).ping() is True

@@ -120,8 +120,11 @@ def test_the_dashboard_lists_visible_servers_with_the_actions_the_caller_may_tak
 
     weather_row = row(page, "/weather")
     assert '<div class="server-name">Weather</div>' in weather_row
-    assert '<span class="badge status-unknown">Unknown (never checked)</span>' in weather_row
-    assert '<td class="num">7</td>' in weather_row
+    assert (
+        '<span class="badge status-unknown" data-health-status="unknown">Unknown (never checked)</span>'
+        in weather_row
+    )
+    assert '<td class="num" data-num-tools>7</td>' in weather_row
     assert '<span class="state on">Enabled</span>' in weather_row
     assert '<form class="inline" method="post" action="/api/toggle/weather">' in weather_row
     assert '<input type="hidden" name="enabled" value="off">' in weather_row

@@ -246,7 +246,8 @@ def test_enabling_queues_a_health_check_and_disabling_does_not(
     with django_capture_on_commit_callbacks() as enabling:
         as_operator.post("/api/toggle/weather", {"enabled": "on"})
 
-    assert (len(disabling), len(enabling)) == (0, 1)
+    # Each publishes its health change; only enabling also queues a check.
+    assert (len(disabling), len(enabling)) == (1, 2)
 
 
 def test_toggling_a_multi_segment_path(client, member, scope_factory):

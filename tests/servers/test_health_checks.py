@@ -52,6 +52,16 @@ TIME_TOOLS = [
             "title": "current_timeArguments",
         },
     ),
+    (
+        "echo",
+        "Return the text unchanged.",
+        {
+            "type": "object",
+            "properties": {"text": {"title": "Text", "type": "string"}},
+            "required": ["text"],
+            "title": "echoArguments",
+        },
+    ),
 ]
 FAULT_TIMEOUT = 2
 
@@ -72,12 +82,12 @@ def test_a_streamable_http_server_is_healthy_and_its_tools_are_stored(time_serve
 
     result = check_and_record(server.pk)
 
-    assert (result.status, result.detail) == ("healthy", "2 tools listed")
-    assert [tool["name"] for tool in result.tools] == ["current_time", "add"]
+    assert (result.status, result.detail) == ("healthy", "3 tools listed")
+    assert [tool["name"] for tool in result.tools] == ["current_time", "add", "echo"]
     server.refresh_from_db()
-    assert (server.health_status, server.health_detail) == ("healthy", "2 tools listed")
+    assert (server.health_status, server.health_detail) == ("healthy", "3 tools listed")
     assert server.last_checked_at == result.checked_at
-    assert server.num_tools == 2
+    assert server.num_tools == 3
     assert stored_tools(server) == TIME_TOOLS
     assert AuditEvent.objects.count() == 0  # a health result is not an operator mutation
 
@@ -87,9 +97,9 @@ def test_an_sse_server_is_healthy_and_its_tools_are_stored(sse_server):
 
     result = check_and_record(server.pk)
 
-    assert (result.status, result.detail) == ("healthy", "2 tools listed")
+    assert (result.status, result.detail) == ("healthy", "3 tools listed")
     server.refresh_from_db()
-    assert (server.health_status, server.num_tools) == ("healthy", 2)
+    assert (server.health_status, server.num_tools) == ("healthy", 3)
     assert stored_tools(server) == TIME_TOOLS
 
 
@@ -137,9 +147,9 @@ def test_the_configured_authorization_header_is_sent(auth_server):
 
     result = check_and_record(server.pk)
 
-    assert (result.status, result.detail) == ("healthy", "2 tools listed")
+    assert (result.status, result.detail) == ("healthy", "3 tools listed")
     server.refresh_from_db()
-    assert (server.health_status, server.num_tools) == ("healthy", 2)
+    assert (server.health_status, server.num_tools) == ("healthy", 3)
     assert stored_tools(server) == TIME_TOOLS
 
 
@@ -218,7 +228,7 @@ def test_a_changed_listing_replaces_the_stored_tools(time_server):
 
     server.refresh_from_db()
     assert stored_tools(server) == TIME_TOOLS
-    assert server.num_tools == 2
+    assert server.num_tools == 3
     assert server.updated_at > updated_before
 
 
@@ -272,7 +282,7 @@ def test_the_check_task_records_the_result(time_server):
     check_server_task.apply(args=[server.pk]).get()
 
     server.refresh_from_db()
-    assert (server.health_status, server.num_tools) == ("healthy", 2)
+    assert (server.health_status, server.num_tools) == ("healthy", 3)
 
 
 @pytest.mark.anyio

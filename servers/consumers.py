@@ -1,0 +1,119 @@
+"""The health websockets: a snapshot of health entries on connect, then each change as it happens.
+
+- `/api/health/ws/health_status` needs a logged-in session (closed with 4401 otherwise) and shows the
+  servers that session may see, disabled ones included.
+- `/ws/health_status` needs nothing and shows enabled servers only.
+
+Messages are JSON objects keyed by server path, `{"/path": {status, last_checked_iso, num_tools}}`; a
+server that left the client's view (deleted, or disabled on the public socket) comes as `{"/path": null}`.
+Control messages carry `type` instead of paths (paths always start with "/"): a client's
+`{"type": "ping"}` is answered with `{"type": "pong"}`, the server sends `{"type": "keepalive"}` every
+HEALTH_WS_KEEPALIVE_SECONDS and re-checks the session each time.
+"""
+
+import asyncio
+import json
+import logging
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from accounts.authentication import principal_from_session_key
+from servers.live import stats
+from servers.live.publish import GROUP
+from servers.selectors import health_snapshot
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+PING_ONLY = 'The only message a client sends is {"type": "ping"}.'
+
+
+class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
+    """Health of enabled servers, for anyone."""
+
+    groups = [GROUP]
+
+    async def connect(self) -> None:
+        if not await self.authorize():
+            await self.accept()
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        await self.accept()
+        await stats.connection_seen(self.channel_name)
+        await self.send_json(await database_sync_to_async(health_snapshot)(self.snapshot_principal()))
+        self.keepalive = asyncio.create_task(self.keep_alive())
+
+    async def disconnect(self, code) -> None:
+        if keepalive := getattr(self, "keepalive", None):
+            keepalive.cancel()
+        await stats.connection_closed(self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None) -> None:
+        try:
+            message = json.loads(text_data if text_data is not None else bytes_data)
+        except (TypeError, ValueError):
+            message = None
+        if isinstance(message, dict) and message.get("type") == "ping":
+            await self.send_json({"type": "pong"})
+        else:
+            await self.send_json(
+                {"type": "error", "detail": 'The only message a client sends is {"type": "ping"}.'}
+            )
+
+    async def health_changed(self, event: dict) -> None:
+        """A change published by `servers.live.publish` (from any worker or web process)."""
+        path, entry = event["path"], event["entry"]
+        if self.shows(path):
+            await self.send_json({path: entry if self.shows_entry(event) else None})
+
+    async def keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(settings.HEALTH_WS_KEEPALIVE_SECONDS)
+            if not await self.authorize():
+                await self.close(code=CLOSE_UNAUTHENTICATED)
+                return
+            await stats.connection_seen(self.channel_name)
+            await self.channel_layer.group_add(GROUP, self.channel_name)  # memberships expire in a day
+            await self.send_json({"type": "keepalive"})
+
+    async def send_json(self, content: dict) -> None:
+        await self.send(text_data=json.dumps(content, separators=(",", ":")))
+        await stats.messages_sent()
+
+    # What this socket may show; the session socket narrows it to its principal.
+
+    async def authorize(self) -> bool:
+        return True
+
+    def snapshot_principal(self):
+        return None
+
+    def shows(self, path: str) -> bool:
+        return True
+
+    def shows_entry(self, event: dict) -> bool:
+        return event["entry"] is not None and event["enabled"]
+
+
+class HealthStatusConsumer(PublicHealthStatusConsumer):
+    """Health of the servers a logged-in session may see."""
+
+    principal = None
+
+    async def authorize(self) -> bool:
+        session_key = self.scope.get("cookies", {}).get(settings.SESSION_COOKIE_NAME)
+        self.principal = await database_sync_to_async(principal_from_session_key)(session_key)
+        if self.principal is not None:
+            self.sees_all, self.paths = self.principal.server_visibility()
+        return self.principal is not None
+
+    def snapshot_principal(self):
+        return self.principal
+
+    def shows(self, path: str) -> bool:
+        return self.sees_all or path in self.paths
+
+    def shows_entry(self, event: dict) -> bool:
+        return event["entry"] is not None

@@ -1,0 +1,42 @@
+"""The one place a health change is published.
+
+A change of a server's health entry (status or number of tools), a new server and a deleted one are sent
+after their transaction commits to one channel-layer group in Redis, so a check run by any worker reaches
+the websocket clients of every web process. Publishing never fails the write that caused it."""
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from servers.live.entries import health_entry
+
+logger = logging.getLogger(__name__)
+
+GROUP = "health"
+MESSAGE_TYPE = "health.changed"  # handled by `HealthStatusConsumer.health_changed`
+
+
+def health_changed(server) -> None:
+    """Publish `server`'s current entry once the surrounding transaction commits."""
+    message = {
+        "type": MESSAGE_TYPE,
+        "path": server.path,
+        "enabled": server.is_enabled,
+        "entry": health_entry(server.health_status, server.last_checked_at, server.num_tools),
+    }
+    transaction.on_commit(lambda: _send(message))
+
+
+def health_removed(path: str) -> None:
+    """Publish that the server at `path` is gone (clients receive `{path: null}`)."""
+    message = {"type": MESSAGE_TYPE, "path": path, "enabled": False, "entry": None}
+    transaction.on_commit(lambda: _send(message))
+
+
+def _send(message: dict) -> None:
+    try:
+        async_to_sync(get_channel_layer().group_send)(GROUP, message)
+    except Exception:  # Redis down: the change is stored; clients catch up from the next snapshot
+        logger.warning("could not publish the health change of %s", message["path"], exc_info=True)

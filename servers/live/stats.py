@@ -1,0 +1,98 @@
+"""Websocket statistics kept in Redis, so every web process adds to the same figures.
+
+- Open connections: a sorted set of channel names scored by when each stops counting; a connection
+  renews its score on every keep-alive and leaves the set on disconnect, so connections of a process that
+  died without saying goodbye stop counting after `3 x HEALTH_WS_KEEPALIVE_SECONDS`.
+- Messages sent: one counter.
+- Uptime: since when some web process has been up without a gap; every web process renews the start
+  mark on a heartbeat, and the mark expires when none is left.
+"""
+
+import functools
+import logging
+import threading
+import time
+
+import redis
+from django.conf import settings
+
+from registry_site.redis_clients import async_client, sync_client
+
+logger = logging.getLogger(__name__)
+
+CONNECTIONS = "registry:ws:connections"
+MESSAGES = "registry:ws:messages"
+STARTED = "registry:ws:started"
+
+
+def _ttl() -> int:
+    return 3 * settings.HEALTH_WS_KEEPALIVE_SECONDS
+
+
+def _best_effort(counter):
+    """Counting never breaks a socket: a Redis error is logged and the message still goes out."""
+
+    @functools.wraps(counter)
+    async def wrapper(*args, **kwargs):
+        try:
+            await counter(*args, **kwargs)
+        except redis.RedisError:
+            logger.warning("websocket statistics not updated (%s)", counter.__name__, exc_info=True)
+
+    return wrapper
+
+
+@_best_effort
+async def connection_seen(channel_name: str) -> None:
+    """Count (or keep counting) an open connection."""
+    await async_client().zadd(CONNECTIONS, {channel_name: time.time() + _ttl()})
+
+
+@_best_effort
+async def connection_closed(channel_name: str) -> None:
+    await async_client().zrem(CONNECTIONS, channel_name)
+
+
+@_best_effort
+async def messages_sent(count: int = 1) -> None:
+    await async_client().incrby(MESSAGES, count)
+
+
+def heartbeat() -> None:
+    """Mark this web process as up: sets the start mark when no process was up, renews it otherwise."""
+    client = sync_client()
+    pipe = client.pipeline()
+    pipe.set(STARTED, f"{time.time():.3f}", nx=True)
+    pipe.expire(STARTED, _ttl())
+    pipe.execute()
+
+
+def heartbeat_forever() -> None:
+    """Start the heartbeat of this web process in a daemon thread."""
+
+    def beat() -> None:
+        while True:
+            try:
+                heartbeat()
+            except Exception:  # Redis away for a moment; the next beat renews the mark
+                logger.warning("websocket heartbeat failed", exc_info=True)
+            time.sleep(settings.HEALTH_WS_KEEPALIVE_SECONDS)
+
+    threading.Thread(target=beat, name="ws-heartbeat", daemon=True).start()
+
+
+def stats() -> dict:
+    """`{active_connections, total_messages_sent, uptime_seconds}` over every web process."""
+    client = sync_client()
+    now = time.time()
+    pipe = client.pipeline()
+    pipe.zremrangebyscore(CONNECTIONS, "-inf", now)
+    pipe.zcard(CONNECTIONS)
+    pipe.get(MESSAGES)
+    pipe.get(STARTED)
+    _, active, sent, started = pipe.execute()
+    return {
+        "active_connections": int(active),
+        "total_messages_sent": int(sent or 0),
+        "uptime_seconds": max(0, int(now - float(started))) if started else 0,
+    }

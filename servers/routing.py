@@ -1,0 +1,11 @@
+"""Websocket routes of the servers app."""
+
+from django.urls import path
+
+from registry_site.websockets import BrowserOriginValidator
+from servers.consumers import HealthStatusConsumer, PublicHealthStatusConsumer
+
+websocket_urlpatterns = [
+    path("api/health/ws/health_status", BrowserOriginValidator(HealthStatusConsumer.as_asgi())),
+    path("ws/health_status", PublicHealthStatusConsumer.as_asgi()),
+]

@@ -1,0 +1,94 @@
+// Live health on server tables: rows `tr[data-path]` inside an element with `data-health-socket`
+// (the websocket path) are updated from the health websocket without reloading the page. The socket
+// sends a snapshot `{path: entry}` on connect, then one `{path: entry | null}` per change.
+(function () {
+  "use strict";
+  var root = document.querySelector("[data-health-socket]");
+  if (!root || !window.WebSocket) return;
+  var labels = JSON.parse(document.getElementById("health-status-labels").textContent);
+  var indicator = document.querySelector("[data-live-indicator]");
+  var retry = 1000;
+  var pinger = null;
+
+  function show(state, text) {
+    if (!indicator) return;
+    indicator.dataset.state = state;
+    indicator.textContent = text;
+  }
+
+  function rowOf(path) {
+    var rows = root.querySelectorAll("tr[data-path]");
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i].dataset.path === path) return rows[i];
+    }
+    return null;
+  }
+
+  // A row for a server the page did not list, where the table asks for it (`data-health-append`).
+  function added(path) {
+    var body = root.querySelector("tbody");
+    var empty = body.querySelector("td.empty");
+    if (empty) empty.parentNode.remove();
+    var row = document.createElement("tr");
+    row.dataset.path = path;
+    row.innerHTML = '<td><code class="path"></code></td>' +
+      '<td><span class="badge" data-health-status=""></span><div class="muted small" data-last-checked></div></td>' +
+      '<td class="num" data-num-tools></td>';
+    row.querySelector("code").textContent = path;
+    body.appendChild(row);
+    return row;
+  }
+
+  function apply(path, entry) {
+    var row = rowOf(path);
+    if (!row && entry !== null && root.hasAttribute("data-health-append")) row = added(path);
+    if (!row) return;
+    row.classList.remove("is-gone");
+    if (entry === null) {
+      row.classList.add("is-gone");
+      return;
+    }
+    var badge = row.querySelector("[data-health-status]");
+    if (badge && badge.dataset.healthStatus !== entry.status) {
+      badge.dataset.healthStatus = entry.status;
+      badge.className = "badge status-" + entry.status;
+      badge.textContent = labels[entry.status] || entry.status;
+      badge.removeAttribute("title");
+      row.classList.add("changed");
+      setTimeout(function () { row.classList.remove("changed"); }, 2000);
+    }
+    var tools = row.querySelector("[data-num-tools]");
+    if (tools) tools.textContent = String(entry.num_tools);
+    var checked = row.querySelector("[data-last-checked]");
+    if (checked && entry.last_checked_iso) {
+      checked.textContent = "checked at " + new Date(entry.last_checked_iso).toLocaleTimeString();
+    }
+  }
+
+  function connect() {
+    var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    var socket = new WebSocket(scheme + window.location.host + root.dataset.healthSocket);
+    socket.onopen = function () {
+      retry = 1000;
+      show("on", "Live");
+      pinger = setInterval(function () { socket.send(JSON.stringify({ type: "ping" })); }, 25000);
+    };
+    socket.onmessage = function (event) {
+      var message = JSON.parse(event.data);
+      if (message.type) return; // pong, keepalive, error
+      Object.keys(message).forEach(function (path) { apply(path, message[path]); });
+    };
+    socket.onclose = function (event) {
+      clearInterval(pinger);
+      if (event.code === 4401) {
+        show("off", "Signed out: reload to sign in");
+        return;
+      }
+      show("off", "Reconnecting…");
+      setTimeout(connect, retry);
+      retry = Math.min(retry * 2, 30000);
+    };
+  }
+
+  connect();
+})();

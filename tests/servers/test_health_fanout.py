@@ -1,0 +1,170 @@
+"""A check run by a Celery worker reaches websocket clients of two separate daphne processes through the
+channels-redis layer, and the websocket statistics add up across both processes.
+
+Real processes on the test database and Redis: two daphne web servers, one Celery worker, a real MCP
+server on loopback, and clients speaking the websocket protocol over TCP."""
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import requests
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.db import connection
+from django.test import Client
+from websockets.asyncio.client import connect
+
+from servers.models import Server
+from servers.tasks import check_server_task
+from tests.conftest import PROJECT_DIR, clean_env
+from tests.factories import ServerFactory
+from tests.mcp_servers import time_server_fixture  # noqa: F401
+
+pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
+
+START_TIMEOUT = 120
+
+
+def child_env() -> dict:
+    """The settings of this test run (its test database, its Redis, its keys) for child processes."""
+    url = urlsplit(settings.DATABASE_URL)
+    database_url = urlunsplit(url._replace(path=f"/{connection.settings_dict['NAME']}"))
+    return clean_env(
+        DJANGO_SETTINGS_MODULE="registry_site.settings.test",
+        DATABASE_URL=database_url,
+        REDIS_URL=settings.REDIS_URL,
+        SECRET_KEY=settings.SECRET_KEY,
+        JWT_SIGNING_KEY=settings.JWT_SIGNING_KEY,
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED=1,
+    )
+
+
+def start(*args: str, log) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args], cwd=PROJECT_DIR, env=child_env(), stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def wait_healthy(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "daphne exited"
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"daphne on {port} never became healthy")
+
+
+def wait_worker_ready(log_path, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log_path.read_text()
+        if "ready" in log_path.read_text():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"the worker never became ready:\n{log_path.read_text()}")
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+@pytest.fixture
+def group(tmp_path):
+    """Two daphne processes and one Celery worker; yields the two web ports."""
+    ports = free_ports(2)
+    processes, logs = [], []
+    try:
+        for index, port in enumerate(ports):
+            logs.append((tmp_path / f"web{index}.log").open("w"))
+            processes.append(
+                start(
+                    "daphne",
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                    "registry_site.asgi:application",
+                    log=logs[-1],
+                )
+            )
+        worker_log = tmp_path / "worker.log"
+        logs.append(worker_log.open("w"))
+        worker = start(
+            "celery", "-A", "registry_site", "worker", "--pool", "solo", "--loglevel", "INFO", log=logs[-1]
+        )
+        processes.append(worker)
+        for port, process in zip(ports, processes, strict=False):
+            wait_healthy(port, process)
+        wait_worker_ready(worker_log, worker)
+        yield ports
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        for log in logs:
+            log.close()
+
+
+async def next_message(socket) -> dict:
+    """The next message that is not a keep-alive."""
+    while True:
+        message = json.loads(await socket.recv())
+        if message.get("type") != "keepalive":
+            return message
+
+
+def test_a_workers_check_reaches_clients_of_both_web_processes(group, time_server, admin_user):
+    first, second = group
+    server = ServerFactory(path="/clock", proxy_pass_url=time_server, health_status="unknown")
+    client = Client()
+    client.force_login(admin_user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+    async def scenario():
+        private_url = f"ws://127.0.0.1:{first}/api/health/ws/health_status"
+        public_url = f"ws://127.0.0.1:{second}/ws/health_status"
+        async with (
+            connect(private_url, additional_headers={"Cookie": cookie}, open_timeout=10) as private,
+            connect(public_url, open_timeout=10) as public,
+            connect(f"ws://127.0.0.1:{second}/api/health/ws/health_status", open_timeout=10) as refused,
+        ):
+            await refused.wait_closed()
+            snapshots = [json.loads(await private.recv()), json.loads(await public.recv())]
+            stats = requests.get(f"http://127.0.0.1:{second}/api/health/ws/stats", timeout=5).json()
+
+            await asyncio.sleep(6)  # idle past the channel layer's 5 s blocking pop: still subscribed
+            check_server_task.delay(server.pk)  # runs on the worker process
+
+            changes = [await next_message(private), await next_message(public)]
+            return refused.close_code, snapshots, stats, changes
+
+    refused_code, snapshots, stats, changes = async_to_sync(scenario)()
+
+    checked = Server.objects.get(pk=server.pk).last_checked_at.isoformat()
+    expected = {"/clock": {"status": "healthy", "last_checked_iso": checked, "num_tools": 3}}
+    assert refused_code == 4401  # the session socket without a session
+    assert snapshots == [{"/clock": {"status": "unknown", "last_checked_iso": None, "num_tools": 0}}] * 2
+    assert stats["active_connections"] == 2  # one on each process; the refused one has left
+    assert stats["total_messages_sent"] == 2
+    assert changes == [expected, expected]
