@@ -1,7 +1,7 @@
 """Celery tasks of the servers app. Tasks take ids, never model instances, and are safe to run twice."""
 
 from celery import shared_task
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 
 @shared_task(name="servers.check_server_task", ignore_result=True)
@@ -36,6 +36,13 @@ def embed_servers_task(server_ids: list[int] | None = None) -> int:
     from servers.services import servers_embed, tools_embed
 
     return servers_embed(server_ids) + tools_embed(server_ids=server_ids)
+
+
+@worker_init.connect
+def _import_the_checker(**kwargs) -> None:
+    """Import the MCP client stack once in the worker's main process, before it forks its pool, so the
+    first check after a start does not spend seconds importing (web processes never need it)."""
+    import servers.health  # noqa: F401
 
 
 @worker_process_init.connect
