@@ -59,6 +59,11 @@ class AuditAction(models.TextChoices):
     TOKEN_REVOKE = "token.revoke", "Token revoked"
     CREDENTIAL_CREATE = "credential.create", "Client credential created"
     CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"
+    METRICS_KEY_CREATE = "metrics_key.create", "Metrics API key created"
+    METRICS_KEY_UPDATE = "metrics_key.update", "Metrics API key updated"
+    METRICS_KEY_REVOKE = "metrics_key.revoke", "Metrics API key revoked"
+    RETENTION_CLEANUP = "metrics.retention_cleanup", "Metrics retention applied"
+    RETENTION_POLICY_SET = "metrics.retention_policy", "Metrics retention policy changed"
 
 
 # Groups the registry's own roles rest on; the internal API refuses to delete them.

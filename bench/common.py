@@ -22,7 +22,14 @@ def free_port() -> int:
 
 def registry_env(var_dir: Path, port: int, **extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
-    env.update(REGISTRY_VAR_DIR=str(var_dir), REGISTRY_PORT=str(port), LOG_LEVEL="WARNING", **extra)
+    env.update(
+        REGISTRY_VAR_DIR=str(var_dir),
+        REGISTRY_PORT=str(port),
+        METRICS_SERVICE_PORT=str(free_port()),
+        OTEL_PROMETHEUS_PORT=str(free_port()),
+        LOG_LEVEL="WARNING",
+        **extra,
+    )
     return env
 
 

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     SERVICE_ACCOUNT_NOT_CONFIGURED = "service_account_not_configured"
     DATABASE_UNAVAILABLE = "database_unavailable"
     REDIS_UNAVAILABLE = "redis_unavailable"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
     SERVER_ERROR = "server_error"
     SEARCH_ERROR = "SEARCH_ERROR"
 

@@ -43,3 +43,26 @@ class RequestIdMiddleware:
     def _stamp(request, response):
         response[HEADER] = request.request_id
         return response
+
+
+SERVICE_SCOPE_KEY = "registry.service"
+SERVICE_URLCONFS = {"metrics": "registry_site.metrics_urls"}
+
+
+class ServiceUrlconfMiddleware:
+    """Routes a request with the URLs of the service whose ASGI entry received it (the metrics service
+    has its own entry, `registry_site/metrics_asgi.py`, and port); the registry's by default."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        service = getattr(request, "scope", {}).get(SERVICE_SCOPE_KEY)
+        if service:
+            request.urlconf = SERVICE_URLCONFS[service]
+        return self.get_response(request)

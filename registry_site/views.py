@@ -42,6 +42,11 @@ def not_found(request, exception=None):
     return page_not_found(request, exception)
 
 
+def not_found_json(request, exception=None):
+    """404 of a service that speaks only JSON (the metrics service)."""
+    return error_response(request, "Not found.", ErrorCode.NOT_FOUND, status=404)
+
+
 def server_error(request):
     """500 without a stack trace; the request id ties the answer to the logged traceback."""
     if request.path.startswith(V01_PREFIXES):

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "registry_site.middleware.ServiceUrlconfMiddleware",
     "registry_site.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
@@ -163,4 +164,5 @@ from registry_site.settings.auth import *  # noqa: E402,F403
 from registry_site.settings.celery import *  # noqa: E402,F403
 from registry_site.settings.channels import *  # noqa: E402,F403
 from registry_site.settings.embeddings import *  # noqa: E402,F403
+from registry_site.settings.metrics import *  # noqa: E402,F403
 from registry_site.settings.rest import *  # noqa: E402,F403

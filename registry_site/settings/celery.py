@@ -1,6 +1,7 @@
 """Celery: Redis broker, no result backend (tasks report through the database), one beat schedule."""
 
 from registry_site.settings.env import env
+from registry_site.settings.metrics import METRICS_FLUSH_INTERVAL_SECONDS
 from registry_site.settings.services import REDIS_URL, VAR_DIR
 
 CELERY_BROKER_URL = REDIS_URL
@@ -45,5 +46,17 @@ CELERY_BEAT_SCHEDULE = {
         "task": "servers.embed_servers_task",
         "schedule": 30.0,
         "options": {"expires": 25},
+    },
+    # Buffered metrics to PostgreSQL. A flush that dies leaves its hand-off for a later one.
+    "flush-metrics": {
+        "task": "metrics.flush_metrics_task",
+        "schedule": METRICS_FLUSH_INTERVAL_SECONDS,
+        "options": {"expires": max(1.0, METRICS_FLUSH_INTERVAL_SECONDS * 2)},
+    },
+    # Rows older than each table's retention policy.
+    "metrics-retention": {
+        "task": "metrics.retention_cleanup_task",
+        "schedule": 24 * 3600.0,
+        "options": {"expires": 3600},
     },
 }

@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from tests.conftest import PROJECT_DIR, clean_env
+from tests.processes import free_ports
 
 pytestmark = pytest.mark.stack
 
@@ -22,11 +23,19 @@ class Serve:
 
     def __init__(self, var_dir, port):
         self.port = port
+        self.metrics_port, self.scrape_port = free_ports(2)
         self.lines: list[str] = []
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "serve"],
             cwd=PROJECT_DIR,
-            env=clean_env(REGISTRY_VAR_DIR=var_dir, REGISTRY_PORT=port, CELERY_WORKER_CONCURRENCY=1),
+            env=clean_env(
+                REGISTRY_VAR_DIR=var_dir,
+                REGISTRY_PORT=port,
+                METRICS_SERVICE_PORT=self.metrics_port,
+                OTEL_PROMETHEUS_PORT=self.scrape_port,
+                CELERY_WORKER_CONCURRENCY=1,
+                METRICS_API_KEY_REGISTRY=METRICS_KEY,
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -62,6 +71,42 @@ class Serve:
         return self.process.wait(timeout)
 
 
+METRICS_KEY = "mk_serve-test-key"
+
+
+def metrics_round_trip(serve: Serve, admin: requests.Session) -> tuple[requests.Response, float, str]:
+    """Post a batch to the metrics port with the key from METRICS_API_KEY_REGISTRY; return the answer,
+    the seconds until its row shows in the admin, and the scrape output of that moment."""
+    batch = {
+        "service": "registry",
+        "version": "test",
+        "metrics": [
+            {
+                "type": "auth_request",
+                "value": 1,
+                "duration_ms": 7,
+                "dimensions": {"success": True, "method": "jwt", "server": "/serve-round-trip"},
+            }
+        ],
+    }
+    posted = time.monotonic()
+    answer = requests.post(
+        f"http://127.0.0.1:{serve.metrics_port}/metrics",
+        json=batch,
+        headers={"X-API-Key": METRICS_KEY},
+        timeout=10,
+    )
+    waited = None
+    while time.monotonic() - posted < 15:
+        listing = admin.get(serve.url("/admin/metrics/authmetric/?q=/serve-round-trip"), timeout=10)
+        if "/serve-round-trip" in listing.text:
+            waited = time.monotonic() - posted
+            break
+        time.sleep(0.25)
+    scrape = requests.get(f"http://127.0.0.1:{serve.scrape_port}/metrics", timeout=10).text
+    return answer, waited, scrape
+
+
 def embedded_server_processes(var_dir) -> list[psutil.Process]:
     """postgres and redis-server processes whose command line names this var folder."""
     found = []
@@ -72,8 +117,8 @@ def embedded_server_processes(var_dir) -> list[psutil.Process]:
     return found
 
 
-def admin_login(serve: Serve, username: str, password: str) -> requests.Response:
-    session = requests.Session()
+def admin_login(serve: Serve, username: str, password: str, session=None) -> requests.Response:
+    session = session or requests.Session()
     session.get(serve.url("/admin/login/"), timeout=10)
     return session.post(
         serve.url("/admin/login/?next=/admin/"),
@@ -99,12 +144,16 @@ def test_serve_runs_the_whole_group_on_fresh_embedded_servers_and_stops_cleanly(
         health = requests.get(serve.url("/health"), timeout=10)
         login_page = requests.get(serve.url("/admin/login/"), timeout=10)
         username, password = (var_dir / "admin_password").read_text().split()
-        login = admin_login(serve, username, password)
+        admin = requests.Session()
+        login = admin_login(serve, username, password, admin)
+        metrics_answer, row_after, scrape = metrics_round_trip(serve, admin)
         children = serve.descendants()
         child_envs = [
             proc.environ()
             for proc in children
-            if any(part in " ".join(proc.cmdline()) for part in ("daphne", "worker", "beat"))
+            if any(
+                part in " ".join(proc.cmdline()) for part in ("daphne", "worker", "beat", "metrics_exporter")
+            )
         ]
     finally:
         code = serve.interrupt()
@@ -116,8 +165,13 @@ def test_serve_runs_the_whole_group_on_fresh_embedded_servers_and_stops_cleanly(
     assert login.status_code == 302
     assert login.headers["Location"] == "/admin/"
     assert f"admin password generated and written to {var_dir / 'admin_password'}" in serve.output()
-    # web, worker and beat all received the same database, Redis and secret key
-    assert len(child_envs) >= 3
+    # the metrics service: a batch posted to its port is a row within 6 s and counted in the scrape
+    assert metrics_answer.status_code == 202
+    assert metrics_answer.json()["accepted"] == 1
+    assert row_after is not None and row_after < 6
+    assert 'mcp_auth_requests_total{method="jwt",service="registry",success="true"} 1.0' in scrape
+    # web, metrics web, exporter, worker and beat all received the same database, Redis and secret key
+    assert len(child_envs) >= 5
     assert len({env["DATABASE_URL"] for env in child_envs}) == 1
     assert len({env["REDIS_URL"] for env in child_envs}) == 1
     assert len({env["SECRET_KEY"] for env in child_envs}) == 1

@@ -1,4 +1,5 @@
-"""`manage.py serve`: migrate, make sure an admin exists, then run web, worker and beat together."""
+"""`manage.py serve`: migrate, make sure an admin exists, then run the whole group together: registry web,
+metrics service web, metrics exporter, Celery worker and Celery beat."""
 
 import os
 
@@ -7,11 +8,15 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import admin_ensure
+from metrics.services import api_keys_from_environment
 from registry_site import preflight, supervisor
 
 
 class Command(BaseCommand):
-    help = "Start the whole registry (daphne web + websocket, Celery worker, Celery beat) as one group."
+    help = (
+        "Start the whole registry (daphne web + websocket, metrics service, metrics exporter, Celery worker, "
+        "Celery beat) as one group."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--no-migrate", action="store_true", help="skip applying migrations")
@@ -22,6 +27,13 @@ class Command(BaseCommand):
             preflight.check_database()
             preflight.check_redis()
             preflight.check_port_free("REGISTRY_PORT", host, port)
+            preflight.check_port_free(
+                "METRICS_SERVICE_PORT", settings.METRICS_SERVICE_HOST, settings.METRICS_SERVICE_PORT
+            )
+            if settings.OTEL_PROMETHEUS_ENABLED:
+                preflight.check_port_free(
+                    "OTEL_PROMETHEUS_PORT", settings.OTEL_PROMETHEUS_HOST, settings.OTEL_PROMETHEUS_PORT
+                )
         except preflight.PreflightError as exc:
             raise CommandError(str(exc)) from exc
 
@@ -35,6 +47,7 @@ class Command(BaseCommand):
             password_file=settings.ADMIN_PASSWORD_FILE,
         )
 
+        metrics_keys = api_keys_from_environment()
         children = [
             supervisor.Child(
                 "web",
@@ -42,6 +55,18 @@ class Command(BaseCommand):
                     "daphne", "-b", host, "-p", str(port), "registry_site.asgi:application"
                 ),
             ),
+            supervisor.Child(
+                "metrics",
+                supervisor.python_module(
+                    "daphne",
+                    "-b",
+                    settings.METRICS_SERVICE_HOST,
+                    "-p",
+                    str(settings.METRICS_SERVICE_PORT),
+                    "registry_site.metrics_asgi:application",
+                ),
+            ),
+            supervisor.Child("exporter", supervisor.python_module("django", "metrics_exporter")),
             supervisor.Child(
                 "worker",
                 supervisor.python_module(
@@ -86,7 +111,7 @@ class Command(BaseCommand):
 
         base_url = f"http://{'localhost' if host in ('127.0.0.1', '0.0.0.0') else host}:{port}"
         if supervisor.wait_until_healthy(f"http://{host}:{port}/health", group):
-            self._banner(base_url, admin)
+            self._banner(base_url, admin, metrics_keys)
         code = group.wait()
         self.stdout.write("supervisor | stopping")
         group.stop()
@@ -94,13 +119,17 @@ class Command(BaseCommand):
             raise CommandError("a process of the group exited; see its output above")
         self.stdout.write("supervisor | stopped")
 
-    def _banner(self, base_url: str, admin) -> None:
+    def _banner(self, base_url: str, admin, metrics_keys: list[str]) -> None:
+        metrics_url = f"http://{settings.METRICS_SERVICE_HOST}:{settings.METRICS_SERVICE_PORT}"
+        scrape_url = f"http://{settings.OTEL_PROMETHEUS_HOST}:{settings.OTEL_PROMETHEUS_PORT}/metrics"
         lines = [
             "",
             "  MCP Gateway Registry is running",
             f"    dashboard      {base_url}/",
             f"    admin          {base_url}/admin/",
             f"    health         {base_url}/health",
+            f"    metrics in     {metrics_url}/metrics (keys: {', '.join(metrics_keys) or 'none yet'})",
+            f"    scrape         {scrape_url if settings.OTEL_PROMETHEUS_ENABLED else 'off'}",
             f"    admin user     {admin.user.get_username()}",
         ]
         if admin.password_file is not None:

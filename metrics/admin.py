@@ -1,0 +1,123 @@
+"""Operator console of the metrics service: keys (listed, limits edited, revoked; made with
+`manage.py create_metrics_key`), retention policies, and the stored rows, read-only."""
+
+from django.contrib import admin, messages
+
+from metrics import services
+from metrics.models import (
+    ApiKey,
+    AuthMetric,
+    DiscoveryMetric,
+    GenericMetric,
+    ProtocolLatencyMetric,
+    RetentionPolicy,
+    ToolExecutionMetric,
+)
+from registry_site.admin import ServiceModelAdmin
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(ServiceModelAdmin):
+    editable_fields = ("rate_limit", "is_admin")
+    list_display = (
+        "service",
+        "prefix",
+        "is_admin",
+        "rate_limit",
+        "from_environment",
+        "created_at",
+        "revoked_at",
+    )
+    list_filter = ("is_admin", "from_environment", ("revoked_at", admin.EmptyFieldListFilter))
+    search_fields = ("service", "prefix")
+    fields = ("service", "prefix", "is_admin", "rate_limit", "from_environment", "created_at", "revoked_at")
+    readonly_fields = ("service", "prefix", "from_environment", "created_at", "revoked_at")
+    actions = ["revoke_selected"]
+
+    def has_add_permission(self, request):
+        return False  # a key is shown once: `manage.py create_metrics_key NAME`
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoke instead, so the history stays
+
+    def service_update(self, request, instance, fields):
+        return services.api_key_update(
+            actor=request.user,
+            key=instance,
+            rate_limit=fields.get("rate_limit", instance.rate_limit),
+            is_admin=fields.get("is_admin", instance.is_admin),
+        )
+
+    @admin.action(description="Revoke selected keys", permissions=["change"])
+    def revoke_selected(self, request, queryset):
+        for key in queryset:
+            services.api_key_revoke(actor=request.user, key=key)
+        messages.success(request, f"Revoked {queryset.count()} key(s).")
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(ServiceModelAdmin):
+    editable_fields = ("table", "days")
+    readonly_on_change = ("table",)
+    list_display = ("table", "days", "updated_at")
+
+    def service_create(self, request, obj, fields):
+        return services.retention_policy_set(actor=request.user, table=fields["table"], days=fields["days"])
+
+    def service_update(self, request, instance, fields):
+        return services.retention_policy_set(
+            actor=request.user, table=instance.table, days=fields.get("days", instance.days)
+        )
+
+    def service_delete(self, request, instance):
+        services.retention_policy_delete(actor=request.user, policy=instance)
+
+
+class MetricRowAdmin(admin.ModelAdmin):
+    """Stored metrics are evidence: nobody adds, edits or deletes them here (retention does)."""
+
+    date_hierarchy = "timestamp"
+    list_per_page = 100
+    show_full_result_count = False  # no COUNT(*) over millions of rows on every page
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AuthMetric)
+class AuthMetricAdmin(MetricRowAdmin):
+    list_display = ("timestamp", "service", "method", "success", "server", "duration_ms")
+    list_filter = ("service", "method", "success")
+    search_fields = ("server", "user_hash")
+
+
+@admin.register(ToolExecutionMetric)
+class ToolExecutionMetricAdmin(MetricRowAdmin):
+    list_display = ("timestamp", "service", "method", "tool_name", "client_name", "success", "duration_ms")
+    list_filter = ("service", "method", "success")
+    search_fields = ("tool_name", "client_name")
+
+
+@admin.register(DiscoveryMetric)
+class DiscoveryMetricAdmin(MetricRowAdmin):
+    list_display = ("timestamp", "service", "query", "results_count", "duration_ms")
+    list_filter = ("service",)
+    search_fields = ("query",)
+
+
+@admin.register(ProtocolLatencyMetric)
+class ProtocolLatencyMetricAdmin(MetricRowAdmin):
+    list_display = ("timestamp", "service", "flow_step", "duration_ms")
+    list_filter = ("service", "flow_step")
+
+
+@admin.register(GenericMetric)
+class GenericMetricAdmin(MetricRowAdmin):
+    list_display = ("timestamp", "service", "type", "value", "duration_ms")
+    list_filter = ("service", "type")

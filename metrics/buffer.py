@@ -1,0 +1,76 @@
+"""The Redis buffer between ingestion and the database, with a reliable hand-off.
+
+Ingestion appends each accepted batch (one JSON list) to `BUFFER` in the same Redis transaction that
+adds it to the exported aggregates. A flush atomically moves some batches to a processing list of its
+own, registered with a lease in `LEASES`, stores them, and only then deletes the list. A flusher that
+dies half-way leaves its list behind; once the lease has passed, the next flush stores it again. Rows
+carry the id given at ingestion and are inserted with ON CONFLICT DO NOTHING, so storing a list twice
+writes each metric once: nothing is lost and nothing is written twice."""
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+
+from registry_site.redis_clients import sync_client
+
+BUFFER = "registry:metrics:buffer"
+LEASES = "registry:metrics:processing"  # sorted set: processing list name -> lease deadline
+PROCESSING_PREFIX = "registry:metrics:processing:"
+LEASE_SECONDS = 60.0  # far longer than storing one hand-off takes
+
+# KEYS: buffer, processing list, leases; ARGV: how many batches, lease deadline
+_TAKE = """
+local items = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+if #items == 0 then return 0 end
+redis.call('LTRIM', KEYS[1], #items, -1)
+redis.call('RPUSH', KEYS[2], unpack(items))
+redis.call('ZADD', KEYS[3], ARGV[2], KEYS[2])
+return #items
+"""
+
+
+def push(records: list[dict]) -> None:
+    """Buffer accepted metrics and count them in the aggregates, atomically."""
+    from metrics import aggregates  # the export side; imported late to keep the buffer free of it
+
+    pipe = sync_client().pipeline(transaction=True)
+    pipe.rpush(BUFFER, json.dumps(records, separators=(",", ":")))
+    aggregates.record(pipe, records)
+    pipe.execute()
+
+
+def take(max_batches: int, *, lease_seconds: float = LEASE_SECONDS) -> str | None:
+    """Move up to `max_batches` buffered batches to a new processing list; its name, or None if the
+    buffer was empty."""
+    name = f"{PROCESSING_PREFIX}{uuid.uuid4().hex}"
+    script = sync_client().register_script(_TAKE)
+    moved = script(keys=[BUFFER, name, LEASES], args=[max_batches, time.time() + lease_seconds])
+    return name if moved else None
+
+
+def stale(*, lease_seconds: float = LEASE_SECONDS) -> Iterator[str]:
+    """Processing lists whose flusher has not finished within its lease (it died); each is leased again
+    to the caller before it is yielded. Two flushers recovering the same list at once both store it,
+    which the row ids make harmless."""
+    client = sync_client()
+    for raw in client.zrangebyscore(LEASES, "-inf", time.time()):
+        client.zadd(LEASES, {raw: time.time() + lease_seconds}, xx=True)
+        yield raw.decode()
+
+
+def records_of(name: str) -> list[dict]:
+    return [record for batch in sync_client().lrange(name, 0, -1) for record in json.loads(batch)]
+
+
+def release(name: str) -> None:
+    """The list is stored: forget it."""
+    pipe = sync_client().pipeline(transaction=True)
+    pipe.delete(name)
+    pipe.zrem(LEASES, name)
+    pipe.execute()
+
+
+def pending() -> int:
+    """Batches waiting in the buffer (not counting processing lists)."""
+    return sync_client().llen(BUFFER)

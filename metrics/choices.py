@@ -1,0 +1,33 @@
+"""The kinds of metric the service accepts and the fixed values of their enumerated dimensions."""
+
+from django.db import models
+
+
+class MetricType(models.TextChoices):
+    AUTH_REQUEST = "auth_request", "Authentication request"
+    TOOL_EXECUTION = "tool_execution", "Tool execution"
+    TOOL_DISCOVERY = "tool_discovery", "Tool discovery (semantic search)"
+    PROTOCOL_LATENCY = "protocol_latency", "Protocol latency"
+    REGISTRY_OPERATION = "registry_operation", "Registry operation"
+    HEALTH_CHECK = "health_check", "Health check"
+    CUSTOM = "custom", "Custom"
+
+
+class AuthMethod(models.TextChoices):
+    JWT = "jwt", "JWT"
+    OAUTH = "oauth", "OAuth"
+    NOAUTH = "noauth", "No authentication"
+
+
+class ToolMethod(models.TextChoices):
+    INITIALIZE = "initialize", "initialize"
+    TOOLS_LIST = "tools/list", "tools/list"
+    TOOLS_CALL = "tools/call", "tools/call"
+
+
+class FlowStep(models.TextChoices):
+    """Time between two protocol steps of one client session."""
+
+    DISCOVERY = "discovery", "initialize to tools/list"
+    SELECTION = "selection", "tools/list to tools/call"
+    FULL_FLOW = "full_flow", "initialize to tools/call"

@@ -1,0 +1,14 @@
+"""Root URLs of the metrics service's port: its API and a load-balancer health check, nothing of the
+registry."""
+
+from django.urls import include, path
+
+from registry_site import views
+
+handler404 = "registry_site.views.not_found_json"
+handler500 = "registry_site.views.server_error"
+
+urlpatterns = [
+    path("health", views.health, name="health"),
+    path("", include("metrics.api.urls")),
+]

@@ -1,0 +1,70 @@
+"""Real child processes of a test (daphne, Celery workers, one-off scripts) on the test run's own
+database and Redis."""
+
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+from django.conf import settings
+from django.db import connection
+
+from tests.conftest import PROJECT_DIR, clean_env
+
+START_TIMEOUT = 120
+
+
+def child_env() -> dict:
+    """The settings of this test run (its test database, its Redis, its keys) for child processes."""
+    url = urlsplit(settings.DATABASE_URL)
+    database_url = urlunsplit(url._replace(path=f"/{connection.settings_dict['NAME']}"))
+    return clean_env(
+        DJANGO_SETTINGS_MODULE="registry_site.settings.test",
+        DATABASE_URL=database_url,
+        REDIS_URL=settings.REDIS_URL,
+        SECRET_KEY=settings.SECRET_KEY,
+        JWT_SIGNING_KEY=settings.JWT_SIGNING_KEY,
+        LOG_LEVEL="WARNING",
+        PYTHONUNBUFFERED=1,
+    )
+
+
+def start(*args: str, log) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args], cwd=PROJECT_DIR, env=child_env(), stdout=log, stderr=subprocess.STDOUT
+    )
+
+
+def wait_healthy(port: int, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "daphne exited"
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"daphne on {port} never became healthy")
+
+
+def wait_worker_ready(log_path, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log_path.read_text()
+        if "ready" in log_path.read_text():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"the worker never became ready:\n{log_path.read_text()}")
+
+
+def free_ports(count: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(count)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    return ports
