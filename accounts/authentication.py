@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import logging
+import time
 from importlib import import_module
 from types import SimpleNamespace
 
@@ -22,9 +24,15 @@ from accounts.choices import AuthMethod, TokenKind
 from accounts.models import IssuedToken, User
 from accounts.principal import ANONYMOUS, Principal, principal_for_idp_groups, principal_for_user
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
+from metrics.choices import AuthMethod as MetricAuthMethod
+from metrics.choices import MetricType
+from metrics.client import emit, user_hash
 from registry_site.errors import ErrorCode
 
+logger = logging.getLogger(__name__)
+
 SESSION_AUTH_KEY = "registry_auth"  # session data: {"method": "session"|"oauth", "provider": ...}
+OAUTH_METHODS = (AuthMethod.OIDC, AuthMethod.OAUTH)  # an identity provider vouched for the caller
 
 
 class InternalApiDisabled(exceptions.APIException):
@@ -45,14 +53,66 @@ def bearer_token(request, *, allow_x_authorization: bool = False) -> str | None:
     return None
 
 
-def principal_from_bearer(raw: str) -> Principal:
-    """Verify a bearer token; raises AuthenticationFailed with a reason safe to show."""
+def principal_from_bearer(raw: str, *, report: bool = True) -> Principal:
+    """Verify a bearer token; raises AuthenticationFailed with a reason safe to show.
+
+    Each check is an `auth_request` metric, unless `report` is False: `/validate` reports its own, with
+    the server it was asked about, so one proxy check is not counted twice."""
+    started = time.perf_counter()
+    principal = None
     try:
-        issuer = issuer_of(raw)
+        try:
+            issuer = issuer_of(raw)
+        except jwt.PyJWTError:
+            raise exceptions.AuthenticationFailed("The token is malformed.", code="token_malformed") from None
+        if settings.OIDC_TOKEN_ISSUER and issuer == settings.OIDC_TOKEN_ISSUER:
+            principal = _principal_from_external(raw)
+        else:
+            principal = _principal_from_registry(raw)
+        return principal
+    finally:
+        if report:
+            report_auth_request(started=started, success=principal is not None, principal=principal, raw=raw)
+
+
+def report_auth_request(
+    *, started: float, success: bool, principal: Principal | None, raw: str | None, server: str = ""
+) -> None:
+    """One `auth_request` metric: success, how the caller authenticated (`jwt` for the registry's own
+    credentials, `oauth` for an identity provider's, `noauth` for none) and a hash of who it was. It runs
+    in `finally` blocks, so it never raises: a metric must not replace a request's own answer."""
+    try:
+        if principal is not None:
+            method = (
+                MetricAuthMethod.OAUTH if principal.auth_method in OAUTH_METHODS else MetricAuthMethod.JWT
+            )
+        elif raw is not None:
+            method = MetricAuthMethod.OAUTH if _is_external(raw) else MetricAuthMethod.JWT
+        else:
+            method = MetricAuthMethod.NOAUTH
+        emit(
+            MetricType.AUTH_REQUEST,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            dimensions={
+                "success": success,
+                "method": str(method),
+                "server": server,
+                "user_hash": user_hash(principal.username) if principal is not None else "",
+            },
+            metadata={"auth_method": str(principal.auth_method)} if principal is not None else {},
+        )
+    except Exception:
+        logger.exception("Could not report an auth_request metric.")
+
+
+def _is_external(raw: str) -> bool:
+    try:
+        return bool(settings.OIDC_TOKEN_ISSUER) and issuer_of(raw) == settings.OIDC_TOKEN_ISSUER
     except jwt.PyJWTError:
-        raise exceptions.AuthenticationFailed("The token is malformed.", code="token_malformed") from None
-    if settings.OIDC_TOKEN_ISSUER and issuer == settings.OIDC_TOKEN_ISSUER:
-        return _principal_from_external(raw)
+        return False
+
+
+def _principal_from_registry(raw: str) -> Principal:
     try:
         claims = decode_registry(raw)
     except TokenError as exc:

@@ -15,6 +15,7 @@ can serve, which computes exact distances over the visible rows; a full answer f
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from pgvector.django import CosineDistance
 
 from accounts.principal import Principal
 from agents.models import Agent
+from metrics.choices import MetricType
+from metrics.client import emit
 from registry_site.embeddings import get_provider
 from servers.models import Server, Tool
 
@@ -55,7 +58,12 @@ def query_vector(query: str) -> list[float]:
 
 def agents_semantic(principal: Principal, query: str, limit: int) -> list[Match]:
     """The enabled agents `principal` may see that are nearest to `query`, best first, at most `limit`."""
-    return _nearest(AGENT, _agents_searchable(principal), query_vector(query), limit)
+    started = time.perf_counter()
+    vector = query_vector(query)
+    embedded = time.perf_counter()
+    matches = _nearest(AGENT, _agents_searchable(principal), vector, limit)
+    _report(query, matches, limit, started, embedded, entity_types=[AGENT])
+    return matches
 
 
 def registry_semantic(
@@ -65,7 +73,9 @@ def registry_semantic(
 
     Each type contributes its own `limit` best, filtered for the caller; the merged list keeps the best
     `limit` overall, so no type can crowd out a better match of another."""
+    started = time.perf_counter()
     vector = query_vector(query)
+    embedded = time.perf_counter()
     searchable = {SERVER: _servers_searchable, TOOL: _tools_searchable, AGENT: _agents_searchable}
     matches = [
         match
@@ -74,7 +84,29 @@ def registry_semantic(
         for match in _nearest(entity_type, searchable[entity_type](principal), vector, limit)
     ]
     matches.sort(key=lambda m: (-m.relevance_score, ENTITY_TYPES.index(m.entity_type), _path_of(m)))
-    return matches[:limit]
+    matches = matches[:limit]
+    _report(query, matches, limit, started, embedded, entity_types=list(entity_types))
+    return matches
+
+
+def _report(query: str, matches: list[Match], limit: int, started: float, embedded: float, **metadata):
+    """One `tool_discovery` metric per search, with the model's and the database's time apart, since
+    they scale differently (the model with the query, the database with the registry). `max_results`
+    is the search's only size parameter, reported as top_k; nothing re-ranks, so top_n is None."""
+    done = time.perf_counter()
+    emit(
+        MetricType.TOOL_DISCOVERY,
+        duration_ms=(done - started) * 1000,
+        dimensions={
+            "query": query,
+            "results_count": len(matches),
+            "top_k": limit,
+            "top_n": None,
+            "embedding_time_ms": (embedded - started) * 1000,
+            "search_time_ms": (done - embedded) * 1000,
+        },
+        metadata=metadata,
+    )
 
 
 def _agents_searchable(principal: Principal) -> QuerySet:

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from metrics import aggregates
 from registry_site.redis_clients import sync_client
 
 BUFFER = "registry:metrics:buffer"
@@ -32,8 +33,6 @@ return #items
 
 def push(records: list[dict]) -> None:
     """Buffer accepted metrics and count them in the aggregates, atomically."""
-    from metrics import aggregates  # the export side; imported late to keep the buffer free of it
-
     pipe = sync_client().pipeline(transaction=True)
     pipe.rpush(BUFFER, json.dumps(records, separators=(",", ":")))
     aggregates.record(pipe, records)

@@ -32,6 +32,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from metrics.choices import MetricType
+from metrics.client import emit
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.services import server_health_record
@@ -304,6 +306,13 @@ def check_and_record(server_id: int) -> CheckResult | None:
     server = Server.objects.enabled().filter(pk=server_id).first()
     if server is None:
         return None
+    started = time.perf_counter()
     result = check_server(server)
+    duration_ms = (time.perf_counter() - started) * 1000
     server_health_record(server=server, result=result)
+    emit(
+        MetricType.HEALTH_CHECK,
+        duration_ms=duration_ms,
+        dimensions={"server": server.path, "status": str(result.status), "num_tools": server.num_tools},
+    )
     return result

@@ -6,6 +6,7 @@ body); no body means `initialize`. Identity headers a client sends are never rea
 """
 
 import json
+import time
 from urllib.parse import unquote, urlsplit
 
 from rest_framework import exceptions
@@ -13,7 +14,12 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import bearer_token, principal_from_bearer, principal_from_session
+from accounts.authentication import (
+    bearer_token,
+    principal_from_bearer,
+    principal_from_session,
+    report_auth_request,
+)
 from accounts.principal import Principal
 from registry_site.errors import ApiError, ErrorCode
 from servers.selectors import server_is_routable
@@ -22,11 +28,10 @@ BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
 MAX_BODY = 1024 * 1024
 
 
-def _principal(request) -> Principal:
-    raw = bearer_token(request, allow_x_authorization=True)
+def _principal(request, raw: str | None) -> Principal:
     if raw is not None:
         try:
-            return principal_from_bearer(raw)
+            return principal_from_bearer(raw, report=False)  # handle() reports this check, with its server
         except exceptions.AuthenticationFailed as failed:
             raise ApiError(401, failed.get_codes(), str(failed.detail), BEARER_CHALLENGE) from None
     principal = principal_from_session(request._request)
@@ -83,13 +88,38 @@ def _calls(request) -> list[tuple[str, str | None]]:
     return calls
 
 
+def _metric_server(request) -> str:
+    """The server path a check was about, or "" when the request named none."""
+    try:
+        return _target(request)
+    except ApiError:
+        return ""
+
+
 class ValidateView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
     parser_classes = []
 
     def handle(self, request, *args, **kwargs):
-        principal = _principal(request)
+        """The check, reported as one `auth_request` metric: success means the call was allowed (200)."""
+        started = time.perf_counter()
+        raw = bearer_token(request, allow_x_authorization=True)
+        principal, response = None, None
+        try:
+            principal = _principal(request, raw)
+            response = self.check(request, principal)
+            return response
+        finally:
+            report_auth_request(
+                started=started,
+                success=response is not None,
+                principal=principal,
+                raw=raw,
+                server=_metric_server(request),
+            )
+
+    def check(self, request, principal: Principal) -> Response:
         server_path = _target(request)
         server_name = server_path.lstrip("/")
         calls = _calls(request)
