@@ -5,7 +5,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts import services
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
-from registry_site.admin import ServiceModelAdmin
+from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
 admin.site.site_header = "MCP Gateway Registry"
 admin.site.site_title = "MCP Gateway Registry"
@@ -124,7 +124,7 @@ class ScopeAdmin(ServiceModelAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyModelAdmin):
     """The audit trail is append-only: no add, change or delete from the console."""
 
     list_display = ("created_at", "actor_name", "action", "target")
@@ -134,12 +134,3 @@ class AuditEventAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     readonly_fields = ("created_at", "actor", "actor_name", "action", "target", "detail")
     list_per_page = 100
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

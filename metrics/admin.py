@@ -13,7 +13,7 @@ from metrics.models import (
     RetentionPolicy,
     ToolExecutionMetric,
 )
-from registry_site.admin import ServiceModelAdmin
+from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
 
 @admin.register(ApiKey)
@@ -73,21 +73,12 @@ class RetentionPolicyAdmin(ServiceModelAdmin):
         services.retention_policy_delete(actor=request.user, policy=instance)
 
 
-class MetricRowAdmin(admin.ModelAdmin):
+class MetricRowAdmin(ReadOnlyModelAdmin):
     """Stored metrics are evidence: nobody adds, edits or deletes them here (retention does)."""
 
     date_hierarchy = "timestamp"
     list_per_page = 100
     show_full_result_count = False  # no COUNT(*) over millions of rows on every page
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(AuthMetric)

@@ -63,3 +63,17 @@ class ServiceModelAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"{len(changed)} {self.model._meta.verbose_name_plural} {state}.", messages.SUCCESS
         )
+
+
+class ReadOnlyModelAdmin(admin.ModelAdmin):
+    """Records the console only reads: written by the system (tool listings, health history, the audit
+    trail, metric rows), never added, edited or deleted by hand."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

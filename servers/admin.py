@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from registry_site.admin import ServiceModelAdmin
+from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import services
 from servers.models import HealthTransition, Server, Tool
 
@@ -70,7 +70,7 @@ class ServerAdmin(ServiceModelAdmin):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(ReadOnlyModelAdmin):
     """Tools come from tool discovery; the console only shows them."""
 
     list_display = ("name", "server", "short_description")
@@ -84,18 +84,9 @@ class ToolAdmin(admin.ModelAdmin):
     def short_description(self, obj: Tool) -> str:
         return obj.description[:120]
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(HealthTransition)
-class HealthTransitionAdmin(admin.ModelAdmin):
+class HealthTransitionAdmin(ReadOnlyModelAdmin):
     """Health history is written by the checker and by enable/disable; the console only reads it."""
 
     list_display = ("at", "server", "from_status", "to_status", "detail")
@@ -105,12 +96,3 @@ class HealthTransitionAdmin(admin.ModelAdmin):
     date_hierarchy = "at"
     readonly_fields = ("server", "from_status", "to_status", "detail", "at")
     list_per_page = 100
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

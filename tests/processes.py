@@ -68,3 +68,35 @@ def free_ports(count: int) -> list[int]:
     for sock in sockets:
         sock.close()
     return ports
+
+
+class ProcessGroup:
+    """Child processes started with `start`, each logging to its own file under `log_dir`; stopped (and
+    killed if they linger) by `stop`, which the fixtures call however the test ends."""
+
+    def __init__(self, log_dir):
+        self.log_dir = log_dir
+        self.processes: list[subprocess.Popen] = []
+        self.logs = []
+
+    def start(self, name: str, *args: str) -> subprocess.Popen:
+        log_path = self.log_dir / f"{name}.log"
+        self.logs.append(log_path.open("w"))
+        process = start(*args, log=self.logs[-1])
+        process.log_path = log_path
+        self.processes.append(process)
+        return process
+
+    def daphne(self, name: str, port: int, application: str) -> subprocess.Popen:
+        return self.start(name, "daphne", "-b", "127.0.0.1", "-p", str(port), application)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        for log in self.logs:
+            log.close()

@@ -1,41 +1,28 @@
 """The metrics service as real daphne processes on its own ASGI entry: two ingestion processes share one
 rate-limit bucket (in Redis), and a batch posted to either is stored by the flush."""
 
-import subprocess
-
 import pytest
 import requests
 
 from metrics.models import AuthMetric
 from metrics.services import api_key_create, metrics_flush
 from tests.metrics.conftest import metric
-from tests.processes import free_ports, start, wait_healthy
+from tests.processes import ProcessGroup, free_ports, wait_healthy
 
 pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def two_services(tmp_path):
+    """Two daphne processes of the metrics service's ASGI entry; yields their ports."""
     ports = free_ports(2)
-    logs = [(tmp_path / f"metrics{index}.log").open("w") for index in range(2)]
-    processes = [
-        start("daphne", "-b", "127.0.0.1", "-p", str(port), "registry_site.metrics_asgi:application", log=log)
-        for port, log in zip(ports, logs, strict=True)
-    ]
+    group = ProcessGroup(tmp_path)
     try:
-        for port, process in zip(ports, processes, strict=True):
-            wait_healthy(port, process)
+        for n, port in enumerate(ports):
+            wait_healthy(port, group.daphne(f"metrics{n}", port, "registry_site.metrics_asgi:application"))
         yield ports
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for log in logs:
-            log.close()
+        group.stop()
 
 
 def test_two_ingestion_processes_share_one_bucket_and_feed_one_store(two_services):

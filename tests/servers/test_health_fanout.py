@@ -6,7 +6,6 @@ server on loopback, and clients speaking the websocket protocol over TCP."""
 
 import asyncio
 import json
-import subprocess
 
 import pytest
 import requests
@@ -19,7 +18,7 @@ from servers.models import Server
 from servers.tasks import check_server_task
 from tests.factories import ServerFactory
 from tests.mcp_servers import time_server_fixture  # noqa: F401
-from tests.processes import free_ports, start, wait_healthy, wait_worker_ready
+from tests.processes import ProcessGroup, free_ports, wait_healthy, wait_worker_ready
 
 pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 
@@ -28,41 +27,20 @@ pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 def group(tmp_path):
     """Two daphne processes and one Celery worker; yields the two web ports."""
     ports = free_ports(2)
-    processes, logs = [], []
+    group = ProcessGroup(tmp_path)
     try:
-        for index, port in enumerate(ports):
-            logs.append((tmp_path / f"web{index}.log").open("w"))
-            processes.append(
-                start(
-                    "daphne",
-                    "-b",
-                    "127.0.0.1",
-                    "-p",
-                    str(port),
-                    "registry_site.asgi:application",
-                    log=logs[-1],
-                )
-            )
-        worker_log = tmp_path / "worker.log"
-        logs.append(worker_log.open("w"))
-        worker = start(
-            "celery", "-A", "registry_site", "worker", "--pool", "solo", "--loglevel", "INFO", log=logs[-1]
+        webs = [
+            group.daphne(f"web{n}", port, "registry_site.asgi:application") for n, port in enumerate(ports)
+        ]
+        worker = group.start(
+            "worker", "celery", "-A", "registry_site", "worker", "--pool", "solo", "--loglevel", "INFO"
         )
-        processes.append(worker)
-        for port, process in zip(ports, processes, strict=False):
-            wait_healthy(port, process)
-        wait_worker_ready(worker_log, worker)
+        for port, web in zip(ports, webs, strict=True):
+            wait_healthy(port, web)
+        wait_worker_ready(worker.log_path, worker)
         yield ports
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for log in logs:
-            log.close()
+        group.stop()
 
 
 async def next_message(socket) -> dict:
