@@ -28,8 +28,8 @@ def registry_env(var_dir: Path, port: int, **extra) -> dict:
         METRICS_SERVICE_PORT=str(free_port()),
         OTEL_PROMETHEUS_PORT=str(free_port()),
         LOG_LEVEL="WARNING",
-        **extra,
     )
+    env.update(extra)
     return env
 
 

@@ -96,7 +96,7 @@ def stored_rows(env: dict) -> int:
         "from metrics.models import METRIC_TABLES; "
         "print(sum(m.objects.filter(service='bench').count() for m in METRIC_TABLES.values()))"
     )
-    return int(manage(env, "shell", "-c", script).strip())
+    return int(manage(env, "shell", "-c", script).strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import redis
 
-from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod
+from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
 from registry_site.redis_clients import sync_client
 
 KEY_PREFIX = "registry:metrics:agg:"
@@ -182,7 +182,7 @@ def _series(values) -> str:
 
 
 def _choice(value, choices) -> str:
-    return value if value in choices.values else OTHER
+    return value if value in values_of(choices) else OTHER
 
 
 def _flag(value) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from django.conf import settings
 
-from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod
+from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
 
 MAX_DURATION_MS = 24 * 60 * 60 * 1000  # a day: anything longer is a unit mistake
 MAX_FUTURE_SECONDS = 300  # clocks drift; a timestamp further ahead is wrong
@@ -80,7 +80,7 @@ def _metric(raw, *, now: float) -> dict:
     if not isinstance(raw, dict):
         raise Invalid("metric", "Each metric must be a JSON object.")
     kind = raw.get("type")
-    if kind not in MetricType.values:
+    if kind not in values_of(MetricType):
         raise Invalid("type", f"Unknown type; one of: {', '.join(MetricType.values)}.")
     if "value" not in raw or raw["value"] is None:
         raise Invalid("value", "`value` is required.")
@@ -174,7 +174,7 @@ def _required_bool(dims: dict, key: str) -> bool:
 
 def _choice(dims: dict, key: str, choices) -> str:
     value = dims.get(key)
-    if value not in choices.values:
+    if value not in values_of(choices):
         raise Invalid(f"dimensions.{key}", f"`{key}` is required: one of {', '.join(choices.values)}.")
     return value
 
