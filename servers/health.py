@@ -13,12 +13,13 @@ status code and content type that actually explain a failure.
 import asyncio
 import logging
 import socket
+import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from http import HTTPStatus
 
 import anyio
@@ -95,6 +96,13 @@ class _HttpWatch:
             self.unexpected_type = content_type or "no content type"
 
 
+@cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying TLS context per process. httpx2 builds a new one for every client, loading the
+    whole CA bundle (35–60 ms of CPU), which was most of a check's cost (`docs/benchmarks.md`)."""
+    return httpx2.create_ssl_context()
+
+
 def _http_client(
     watch: _HttpWatch, headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth=None
 ) -> httpx2.AsyncClient:
@@ -102,7 +110,11 @@ def _http_client(
 
     Its timeouts never undercut the probe's own deadline, which is what really bounds a check."""
     return httpx2.AsyncClient(
-        headers=headers, timeout=timeout, auth=auth, event_hooks={"response": [watch.on_response]}
+        headers=headers,
+        timeout=timeout,
+        auth=auth,
+        verify=_ssl_context(),
+        event_hooks={"response": [watch.on_response]},
     )
 
 

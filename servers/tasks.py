@@ -19,11 +19,15 @@ def sweep_health_task() -> int:
 
     A sweep lost with its worker loses nothing: the next sweep queues every server again."""
     from django.conf import settings
+    from django.db.models import F
 
     from servers.models import Server
 
     expires = max(1, settings.HEALTH_CHECK_INTERVAL_SECONDS - 1)
-    ids = list(Server.objects.enabled().order_by("pk").values_list("pk", flat=True))
+    # Least recently checked first: when hung servers hold the workers so long that the last checks of
+    # a sweep expire unrun, those servers lead the next sweep instead of being skipped every time.
+    order = (F("last_checked_at").asc(nulls_first=True), "pk")
+    ids = list(Server.objects.enabled().order_by(*order).values_list("pk", flat=True))
     for server_id in ids:
         check_server_task.apply_async((server_id,), expires=expires)
     return len(ids)

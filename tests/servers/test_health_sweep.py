@@ -2,9 +2,11 @@
 
 import base64
 import json
+from datetime import timedelta
 
 import pytest
 import redis
+from django.utils import timezone
 
 from servers import services
 from servers.choices import HealthStatus
@@ -16,15 +18,16 @@ from tests.factories import ServerFactory
 pytestmark = pytest.mark.django_db
 
 
-def queued_checks(settings) -> list[tuple[int, str | None]]:
-    """(server id, expires) of every check task on the embedded Redis broker."""
+def queued_checks(settings, *, in_order: bool = False) -> list[tuple[int, str | None]]:
+    """(server id, expires) of every check task on the embedded Redis broker, sorted by id or, with
+    `in_order`, in the order workers take them (the broker pushes on the left and pops on the right)."""
     checks = []
-    for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1):
+    for raw in reversed(redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1)):
         message = json.loads(raw)
         if message["headers"]["task"] == "servers.check_server_task":
             args, _, _ = json.loads(base64.b64decode(message["body"]))
             checks.append((args[0], message["headers"]["expires"]))
-    return sorted(checks)
+    return checks if in_order else sorted(checks)
 
 
 def test_the_sweep_queues_one_expiring_check_per_enabled_server(settings):
@@ -38,6 +41,21 @@ def test_the_sweep_queues_one_expiring_check_per_enabled_server(settings):
     assert queued == 3
     assert [server_id for server_id, _ in checks] == sorted(on)
     assert all(expires is not None for _, expires in checks)
+
+
+def test_the_least_recently_checked_servers_are_queued_first(settings):
+    now = timezone.now()
+    recent = ServerFactory(path="/recent", last_checked_at=now)
+    never = ServerFactory(path="/never", last_checked_at=None)
+    stale = ServerFactory(path="/stale", last_checked_at=now - timedelta(minutes=10))
+
+    sweep_health_task()
+
+    assert [server_id for server_id, _ in queued_checks(settings, in_order=True)] == [
+        never.pk,
+        stale.pk,
+        recent.pk,
+    ]
 
 
 def test_a_second_sweep_queues_every_server_again(settings):
