@@ -11,6 +11,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from functools import lru_cache
 
 from metrics import aggregates
 from registry_site.redis_clients import sync_client
@@ -31,6 +32,11 @@ return #items
 """
 
 
+@lru_cache(maxsize=1)
+def _take_script():
+    return sync_client().register_script(_TAKE)
+
+
 def push(records: list[dict]) -> None:
     """Buffer accepted metrics and count them in the aggregates, atomically."""
     pipe = sync_client().pipeline(transaction=True)
@@ -43,8 +49,7 @@ def take(max_batches: int, *, lease_seconds: float = LEASE_SECONDS) -> str | Non
     """Move up to `max_batches` buffered batches to a new processing list; its name, or None if the
     buffer was empty."""
     name = f"{PROCESSING_PREFIX}{uuid.uuid4().hex}"
-    script = sync_client().register_script(_TAKE)
-    moved = script(keys=[BUFFER, name, LEASES], args=[max_batches, time.time() + lease_seconds])
+    moved = _take_script()(keys=[BUFFER, name, LEASES], args=[max_batches, time.time() + lease_seconds])
     return name if moved else None
 
 

@@ -50,11 +50,13 @@ def rate_limit_of(key: ApiKey) -> int:
     return key.rate_limit or settings.METRICS_RATE_LIMIT
 
 
-def rate_limit_take(key: ApiKey, *, cost: int = 1) -> ratelimit.Decision:
+def _bucket(key: ApiKey) -> str:
+    return f"metrics-key:{key.pk}"
+
+
+def rate_limit_take(key: ApiKey) -> ratelimit.Decision:
     """Take a token from the key's bucket (shared by every process through Redis); 429 when empty."""
-    decision = ratelimit.take(
-        f"metrics-key:{key.pk}", capacity=rate_limit_of(key), period_seconds=PERIOD_SECONDS, cost=cost
-    )
+    decision = ratelimit.take(_bucket(key), capacity=rate_limit_of(key), period_seconds=PERIOD_SECONDS)
     if not decision.allowed:
         raise ApiError(
             429,
@@ -67,4 +69,4 @@ def rate_limit_take(key: ApiKey, *, cost: int = 1) -> ratelimit.Decision:
 
 def rate_limit_peek(key: ApiKey) -> ratelimit.Decision:
     """The key's bucket as it is, without taking a token."""
-    return ratelimit.peek(f"metrics-key:{key.pk}", capacity=rate_limit_of(key), period_seconds=PERIOD_SECONDS)
+    return ratelimit.peek(_bucket(key), capacity=rate_limit_of(key), period_seconds=PERIOD_SECONDS)

@@ -3,27 +3,14 @@ totals shared by every process."""
 
 import threading
 import uuid
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
 
 from metrics import aggregates
 from metrics.aggregates import CounterPoint, HistogramPoint
-from registry_site.redis_clients import sync_client
 
 NO_BUCKETS = (0,) * (len(aggregates.BUCKET_BOUNDS) + 1)
-OWN_DATABASE = 13  # not 0: other test runs on the same machine flush database 0 at any moment
-
-
-@pytest.fixture(autouse=True)
-def own_redis(settings):
-    """An empty Redis database of the export tests' own, for the code under test and any child process."""
-    settings.REDIS_URL = urlunsplit(urlsplit(settings.REDIS_URL)._replace(path=f"/{OWN_DATABASE}"))
-    sync_client.cache_clear()
-    redis.Redis.from_url(settings.REDIS_URL).flushdb()
-    yield
-    sync_client.cache_clear()
 
 
 def metric(kind: str, service: str, *, duration_ms=None, **dimensions) -> dict:

@@ -16,7 +16,7 @@ from metrics import aggregates, otlp
 from metrics.exporter import ScrapeServer
 from tests.conftest import PROJECT_DIR, clean_env, run_manage
 from tests.metrics.otlp_receiver import OtlpReceiver
-from tests.metrics.test_aggregates import auth, metric, own_redis, record, tool  # noqa: F401 (fixture)
+from tests.metrics.test_aggregates import auth, metric, record, tool
 
 
 @pytest.fixture
