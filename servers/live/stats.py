@@ -8,6 +8,7 @@
   mark on a heartbeat, and the mark expires when none is left.
 """
 
+import atexit
 import functools
 import logging
 import threading
@@ -68,15 +69,19 @@ def heartbeat() -> None:
 
 
 def heartbeat_forever() -> None:
-    """Start the heartbeat of this web process in a daemon thread."""
+    """Start the heartbeat of this web process in a daemon thread. It stops when the process exits,
+    before the exit handlers that stop an embedded Redis run (they were registered earlier)."""
+    stopping = threading.Event()
+    atexit.register(stopping.set)
 
     def beat() -> None:
-        while True:
+        while not stopping.is_set():
             try:
                 heartbeat()
             except Exception:  # Redis away for a moment; the next beat renews the mark
-                logger.warning("websocket heartbeat failed", exc_info=True)
-            time.sleep(settings.HEALTH_WS_KEEPALIVE_SECONDS)
+                if not stopping.is_set():
+                    logger.warning("websocket heartbeat failed", exc_info=True)
+            stopping.wait(settings.HEALTH_WS_KEEPALIVE_SECONDS)
 
     threading.Thread(target=beat, name="ws-heartbeat", daemon=True).start()
 
