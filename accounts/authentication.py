@@ -28,6 +28,7 @@ from metrics.choices import AuthMethod as MetricAuthMethod
 from metrics.choices import MetricType
 from metrics.client import emit, user_hash
 from registry_site.errors import ErrorCode
+from registry_site.untrusted import InputRejected, check_text
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,22 @@ def bearer_token(request, *, allow_x_authorization: bool = False) -> str | None:
         if scheme.lower() == "bearer" and token.strip():
             return token.strip()
     return None
+
+
+def basic_credentials(request) -> tuple[str, str, bool] | None:
+    """(user, password, whether a `:` separated them) of `Authorization: Basic …`, or None without one.
+
+    Malformed credentials, and text no database could hold, are AuthenticationFailed before any lookup."""
+    scheme, _, encoded = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if scheme.lower() != "basic" or not encoded:
+        return None
+    try:
+        username, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        check_text(username, "username")
+        check_text(password, "password")
+    except (binascii.Error, UnicodeDecodeError, InputRejected):
+        raise exceptions.AuthenticationFailed("Malformed Basic credentials.") from None
+    return username, password, bool(sep)
 
 
 def principal_from_bearer(raw: str, *, report: bool = True) -> Principal:
@@ -217,13 +234,10 @@ class InternalBasicAuthentication(BaseAuthentication):
     def authenticate(self, request):
         if not settings.ADMIN_PASSWORD:
             raise InternalApiDisabled()
-        scheme, _, encoded = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-        if scheme.lower() != "basic" or not encoded:
+        credentials = basic_credentials(request)
+        if credentials is None:
             return None
-        try:
-            username, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            raise exceptions.AuthenticationFailed("Malformed Basic credentials.") from None
+        username, password, sep = credentials
         user_ok = hmac.compare_digest(username.encode(), settings.ADMIN_USER.encode())
         password_ok = hmac.compare_digest(password.encode(), settings.ADMIN_PASSWORD.encode())
         if not (sep and user_ok and password_ok):

@@ -8,6 +8,7 @@ carry the id given at ingestion and are inserted with ON CONFLICT DO NOTHING, so
 writes each metric once: nothing is lost and nothing is written twice."""
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,10 +17,15 @@ from functools import lru_cache
 from metrics import aggregates
 from registry_site.redis_clients import sync_client
 
+logger = logging.getLogger(__name__)
+
 BUFFER = "registry:metrics:buffer"
 LEASES = "registry:metrics:processing"  # sorted set: processing list name -> lease deadline
 PROCESSING_PREFIX = "registry:metrics:processing:"
 LEASE_SECONDS = 60.0  # far longer than storing one hand-off takes
+DEAD_LETTERS = "registry:metrics:dead_letters"  # metrics the database refused, newest first
+DEAD_LETTER_COUNT = "registry:metrics:dead_letter_count"  # how many ever, including those trimmed away
+DEAD_LETTERS_KEPT = 10_000
 
 # KEYS: buffer, processing list, leases; ARGV: how many batches, lease deadline
 _TAKE = """
@@ -73,6 +79,24 @@ def release(name: str) -> None:
     pipe.delete(name)
     pipe.zrem(LEASES, name)
     pipe.execute()
+
+
+def dead_letter(record: dict, *, reason: str) -> None:
+    """Set aside a metric the database refused (kept for inspection, counted, logged)."""
+    logger.error("metric %s refused by the database and dead-lettered: %s", record.get("id"), reason)
+    entry = json.dumps({"reason": reason, "record": record}, default=str)
+    pipe = sync_client().pipeline(transaction=True)
+    pipe.lpush(DEAD_LETTERS, entry)
+    pipe.ltrim(DEAD_LETTERS, 0, DEAD_LETTERS_KEPT - 1)
+    pipe.incr(DEAD_LETTER_COUNT)
+    pipe.execute()
+
+
+def dead_letters(limit: int = 100) -> tuple[int, list[dict]]:
+    """(how many metrics were ever dead-lettered, the newest `limit` of them)."""
+    client = sync_client()
+    count = int(client.get(DEAD_LETTER_COUNT) or 0)
+    return count, [json.loads(raw) for raw in client.lrange(DEAD_LETTERS, 0, limit - 1)]
 
 
 def pending() -> int:

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connection
 
 from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
+from metrics.models import AuthMetric, DiscoveryMetric, GenericMetric, ToolExecutionMetric
+from registry_site.untrusted import InputRejected, check_tree
 
 MAX_DURATION_MS = 24 * 60 * 60 * 1000  # a day: anything longer is a unit mistake
 MAX_FUTURE_SECONDS = 300  # clocks drift; a timestamp further ahead is wrong
@@ -23,8 +26,20 @@ MAX_KEY_LENGTH = 64
 MAX_VALUE_LENGTH = 256
 MAX_QUERY_LENGTH = 1000  # the discovery query is the one long text dimension
 MAX_METADATA_BYTES = 4096
-MAX_TEXT_FIELD = 100  # service and version
 KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+# Limits of typed values come from the columns that store them (one source of truth): a metric the
+# database would refuse is rejected here, never accepted and then lost in a flush.
+def _max_length(model, name: str) -> int | None:
+    return model._meta.get_field(name).max_length
+
+
+def _integer_range(model, name: str) -> tuple[int, int]:
+    return connection.ops.integer_field_range(model._meta.get_field(name).get_internal_type())
+
+
+MAX_VERSION_LENGTH = _max_length(GenericMetric, "version")
 
 
 class BatchError(Exception):
@@ -51,12 +66,16 @@ def validate_batch(body, *, service: str) -> Validated:
     """Validate a decoded JSON body sent with the key of `service`."""
     if not isinstance(body, dict):
         raise BatchError("body", "The body must be a JSON object with `service`, `version` and `metrics`.")
+    try:
+        check_tree({k: v for k, v in body.items() if k != "metrics"})
+    except InputRejected as rejected:
+        raise BatchError(rejected.field, rejected.message) from None
     sent_service = body.get("service", service)
     if not isinstance(sent_service, str) or sent_service.strip().lower() != service.lower():
         raise BatchError("service", f"This API key belongs to the service {service!r}.")
     version = body.get("version", "")
-    if not isinstance(version, str) or len(version) > MAX_TEXT_FIELD:
-        raise BatchError("version", f"`version` must be a string of at most {MAX_TEXT_FIELD} characters.")
+    if not isinstance(version, str) or len(version) > MAX_VERSION_LENGTH:
+        raise BatchError("version", f"`version` must be a string of at most {MAX_VERSION_LENGTH} characters.")
     metrics = body.get("metrics")
     if not isinstance(metrics, list) or not metrics:
         raise BatchError("metrics", "`metrics` must be a non-empty list.")
@@ -80,7 +99,7 @@ def _metric(raw, *, now: float) -> dict:
     if not isinstance(raw, dict):
         raise Invalid("metric", "Each metric must be a JSON object.")
     kind = raw.get("type")
-    if kind not in values_of(MetricType):
+    if not isinstance(kind, str) or kind not in values_of(MetricType):
         raise Invalid("type", f"Unknown type; one of: {', '.join(MetricType.values)}.")
     if "value" not in raw or raw["value"] is None:
         raise Invalid("value", "`value` is required.")
@@ -98,6 +117,10 @@ def _metric(raw, *, now: float) -> dict:
         raise Invalid("metadata", "`metadata` must be a JSON object.")
     if len(json.dumps(metadata, default=str)) > MAX_METADATA_BYTES:
         raise Invalid("metadata", f"`metadata` must serialise to at most {MAX_METADATA_BYTES} bytes.")
+    try:  # after the typed checks, whose messages are more precise
+        check_tree(raw)
+    except InputRejected as rejected:
+        raise Invalid(rejected.field, rejected.message) from None
     return {
         "type": kind,
         "value": value,
@@ -111,7 +134,10 @@ def _metric(raw, *, now: float) -> dict:
 def _number(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Invalid(name, f"`{name}` must be a number.")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer too large for a double
+        value = math.inf
     if not math.isfinite(value):
         raise Invalid(name, f"`{name}` must be a finite number.")
     return value
@@ -174,31 +200,40 @@ def _required_bool(dims: dict, key: str) -> bool:
 
 def _choice(dims: dict, key: str, choices) -> str:
     value = dims.get(key)
-    if value not in values_of(choices):
+    if not isinstance(value, str) or value not in values_of(choices):
         raise Invalid(f"dimensions.{key}", f"`{key}` is required: one of {', '.join(choices.values)}.")
     return value
 
 
-def _text(dims: dict, key: str) -> str:
+def _text(dims: dict, key: str, model) -> str:
+    """A text dimension stored in `model`'s column `key`, within the column's length."""
     value = dims.get(key, "")
     if value is None:
         return ""
     if not isinstance(value, str):
         raise Invalid(f"dimensions.{key}", f"`{key}` must be a string.")
+    limit = _max_length(model, key)
+    if limit is not None and len(value) > limit:
+        raise Invalid(f"dimensions.{key}", f"`{key}` must be at most {limit} characters.")
     return value
 
 
-def _optional_number(dims: dict, key: str, *, integer: bool = False):
+def _optional_number(dims: dict, key: str, model):
+    """A non-negative number stored in `model`'s column `key`: whole and within range for an integer
+    column, finite for a float one."""
     value = dims.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise Invalid(f"dimensions.{key}", f"`{key}` must be a non-negative number.")
-    if integer:
-        if value != int(value):
-            raise Invalid(f"dimensions.{key}", f"`{key}` must be a whole number.")
-        return int(value)
-    return float(value)
+    if model._meta.get_field(key).get_internal_type() == "FloatField":
+        return _number(value, f"dimensions.{key}")
+    if isinstance(value, float) and not value.is_integer():
+        raise Invalid(f"dimensions.{key}", f"`{key}` must be a whole number.")
+    low, high = _integer_range(model, key)
+    if not low <= int(value) <= high:
+        raise Invalid(f"dimensions.{key}", f"`{key}` must be at most {high}.")
+    return int(value)
 
 
 def _auth(dims: dict) -> dict:
@@ -206,8 +241,8 @@ def _auth(dims: dict) -> dict:
         **dims,
         "success": _required_bool(dims, "success"),
         "method": _choice(dims, "method", AuthMethod),
-        "server": _text(dims, "server"),
-        "user_hash": _text(dims, "user_hash"),
+        "server": _text(dims, "server", AuthMetric),
+        "user_hash": _text(dims, "user_hash", AuthMetric),
     }
 
 
@@ -215,23 +250,23 @@ def _tool_execution(dims: dict) -> dict:
     return {
         **dims,
         "method": _choice(dims, "method", ToolMethod),
-        "tool_name": _text(dims, "tool_name"),
-        "client_name": _text(dims, "client_name"),
+        "tool_name": _text(dims, "tool_name", ToolExecutionMetric),
+        "client_name": _text(dims, "client_name", ToolExecutionMetric),
         "success": _required_bool(dims, "success"),
-        "input_size_bytes": _optional_number(dims, "input_size_bytes", integer=True),
-        "output_size_bytes": _optional_number(dims, "output_size_bytes", integer=True),
+        "input_size_bytes": _optional_number(dims, "input_size_bytes", ToolExecutionMetric),
+        "output_size_bytes": _optional_number(dims, "output_size_bytes", ToolExecutionMetric),
     }
 
 
 def _discovery(dims: dict) -> dict:
     return {
         **dims,
-        "query": _text(dims, "query"),
-        "results_count": _optional_number(dims, "results_count", integer=True),
-        "top_k": _optional_number(dims, "top_k", integer=True),
-        "top_n": _optional_number(dims, "top_n", integer=True),
-        "embedding_time_ms": _optional_number(dims, "embedding_time_ms"),
-        "search_time_ms": _optional_number(dims, "search_time_ms"),
+        "query": _text(dims, "query", DiscoveryMetric),
+        "results_count": _optional_number(dims, "results_count", DiscoveryMetric),
+        "top_k": _optional_number(dims, "top_k", DiscoveryMetric),
+        "top_n": _optional_number(dims, "top_n", DiscoveryMetric),
+        "embedding_time_ms": _optional_number(dims, "embedding_time_ms", DiscoveryMetric),
+        "search_time_ms": _optional_number(dims, "search_time_ms", DiscoveryMetric),
     }
 
 

@@ -13,8 +13,10 @@ warm_up()  # load the embedding model in the background now, not on the first se
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.sessions import CookieMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from registry_site.asgi_guard import RequestGuard  # noqa: E402
 from registry_site.websockets import NotFoundConsumer  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
 from servers.routing import websocket_urlpatterns as servers_websockets  # noqa: E402
@@ -24,5 +26,8 @@ heartbeat_forever()  # websocket uptime, counted across web processes
 websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
-    {"http": django_asgi_app, "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns))}
+    {
+        "http": RequestGuard(django_asgi_app, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES),
+        "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
+    }
 )

@@ -10,6 +10,8 @@ from django.http import JsonResponse
 from rest_framework import exceptions
 
 V01_PREFIXES = ("/v0.1/", "/v0/")
+JSON_PREFIXES = ("/api/", "/v0.1/", "/v0/", "/validate", "/.well-known/")
+SERVICE_SCOPE_KEY = "registry.service"  # set by an ASGI entry that serves another service (metrics)
 
 
 class ErrorCode(StrEnum):
@@ -99,6 +101,29 @@ def v01_error_response(status: int, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": str(code), "message": message}}, status=status)
 
 
+def speaks_json(request) -> bool:
+    """Whether errors of this request are JSON: every path of the metrics service, the registry's APIs."""
+    if getattr(request, "scope", {}).get(SERVICE_SCOPE_KEY):
+        return True
+    return request.path.startswith(JSON_PREFIXES)
+
+
+def invalid_input_response(request, field: str, message: str):
+    """400 for input refused before any view ran, in the format the path speaks (a page gets a page)."""
+    if request.path.startswith(V01_PREFIXES):
+        return v01_error_response(400, f"{field}: {message}")
+    if speaks_json(request):
+        body = {
+            **error_body(request, "Invalid input.", ErrorCode.VALIDATION_ERROR),
+            "errors": {field: [message]},
+        }
+        return JsonResponse(body, status=400)
+    from django.http import HttpResponseBadRequest
+    from django.utils.html import escape
+
+    return HttpResponseBadRequest(f"<h1>Bad request</h1><p>{escape(field)}: {escape(message)}</p>")
+
+
 def _code_of(exc: exceptions.APIException) -> str:
     codes = exc.get_codes()
     if isinstance(codes, str) and codes in _CATALOGUE:
@@ -114,8 +139,11 @@ def _detail_of(response_data, exc) -> str:
 
 def drf_exception_handler(exc, context):
     """DRF's handler, reshaped into the one error format (or the /v0.1 one under /v0.1)."""
+    from django.core.exceptions import RequestDataTooBig
     from rest_framework.views import exception_handler  # DRF's views import the auth classes, which import us
 
+    if isinstance(exc, RequestDataTooBig):  # the ASGI guard refuses these first; the test client reaches here
+        exc = ApiError(413, ErrorCode.PAYLOAD_TOO_LARGE, "The request body is too large.")
     response = exception_handler(exc, context)
     if response is None:
         return None

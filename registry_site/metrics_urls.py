@@ -6,6 +6,7 @@ from django.urls import include, path
 from registry_site import views
 
 handler404 = "registry_site.views.not_found_json"
+handler400 = "registry_site.views.bad_request"
 handler500 = "registry_site.views.server_error"
 
 urlpatterns = [

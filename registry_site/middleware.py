@@ -5,6 +5,9 @@ import uuid
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 
+from registry_site.errors import SERVICE_SCOPE_KEY, invalid_input_response
+from registry_site.untrusted import InputRejected, check_text
+
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 HEADER = "X-Request-ID"
 
@@ -45,7 +48,6 @@ class RequestIdMiddleware:
         return response
 
 
-SERVICE_SCOPE_KEY = "registry.service"
 SERVICE_URLCONFS = {"metrics": "registry_site.metrics_urls"}
 
 
@@ -66,3 +68,49 @@ class ServiceUrlconfMiddleware:
         if service:
             request.urlconf = SERVICE_URLCONFS[service]
         return self.get_response(request)
+
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class UntrustedInputMiddleware:
+    """The shared input rule (`registry_site.untrusted`) on what every view of both services reads from
+    the request line and forms: the path, query parameters, form fields and cookies. JSON bodies get the
+    same rule in their parser."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if self.is_async:
+            return self._acall(request)
+        return self.refusal(request) or self.get_response(request)
+
+    async def _acall(self, request):
+        return self.refusal(request) or await self.get_response(request)
+
+    @staticmethod
+    def refusal(request):
+        try:
+            check_text(request.path, "path")
+            for source, values in (("query", request.GET), ("cookie", request.COOKIES)):
+                _check_pairs(source, values)
+            if request.method == "POST" and request.content_type in FORM_TYPES:
+                _check_pairs("form", request.POST)
+        except InputRejected as rejected:
+            return invalid_input_response(request, rejected.field, rejected.message)
+        return None
+
+
+def _check_pairs(source: str, values) -> None:
+    items = values.lists() if hasattr(values, "lists") else ((k, [v]) for k, v in values.items())
+    for name, listed in items:
+        check_text(name, f"{source} parameter name")
+        for value in listed:
+            check_text(value, name)

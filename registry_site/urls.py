@@ -6,12 +6,13 @@ from django.urls import include, path
 from registry_site import views
 
 handler404 = "registry_site.views.not_found"
+handler400 = "registry_site.views.bad_request"
 handler500 = "registry_site.views.server_error"
 
 urlpatterns = [
     path("health", views.health, name="health"),
     path("admin/", admin.site.urls),
-    path("accounts/", include("allauth.urls")),  # identity-provider redirects and callbacks
+    path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
     path("", include("accounts.urls")),
     path("", include("accounts.api.urls")),
     path("", include("servers.api.urls")),

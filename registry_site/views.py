@@ -7,7 +7,13 @@ from django.db import DatabaseError, connection
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
-from registry_site.errors import V01_PREFIXES, ErrorCode, error_response, v01_error_response
+from registry_site.errors import (
+    V01_PREFIXES,
+    ErrorCode,
+    error_response,
+    speaks_json,
+    v01_error_response,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -27,19 +33,26 @@ def health(request):
     return JsonResponse({"status": "healthy", "service": settings.REGISTRY_SERVICE_NAME})
 
 
-def _wants_json(request) -> bool:
-    return request.path.startswith(("/api/", "/v0.1/", "/v0/", "/validate", "/.well-known/"))
-
-
 def not_found(request, exception=None):
     """404 for unknown URLs: the JSON error formats under the APIs, Django's page elsewhere."""
     if request.path.startswith(V01_PREFIXES):
         return v01_error_response(404, "Not found")
-    if _wants_json(request):
+    if speaks_json(request):
         return error_response(request, "Not found.", ErrorCode.NOT_FOUND, status=404)
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
+
+
+def bad_request(request, exception=None):
+    """400 raised outside a view's own checks (a suspicious request, a body over the upload limit)."""
+    if request.path.startswith(V01_PREFIXES):
+        return v01_error_response(400, "Bad request")
+    if speaks_json(request):
+        return error_response(request, "Bad request.", ErrorCode.BAD_REQUEST, status=400)
+    from django.views.defaults import bad_request as django_bad_request
+
+    return django_bad_request(request, exception)
 
 
 def not_found_json(request, exception=None):
@@ -51,7 +64,7 @@ def server_error(request):
     """500 without a stack trace; the request id ties the answer to the logged traceback."""
     if request.path.startswith(V01_PREFIXES):
         return v01_error_response(500, "Internal server error")
-    if _wants_json(request):
+    if speaks_json(request):
         return error_response(request, "Internal server error.", ErrorCode.SERVER_ERROR, status=500)
     from django.views.defaults import server_error as django_server_error
 

@@ -105,3 +105,28 @@ def token_for(db):
         return grant.access_token
 
     return make
+
+
+@pytest.fixture
+def asgi_request(transactional_db):
+    """Send one HTTP request through a real ASGI entry of the project ("registry" or "metrics"): its
+    guard, middleware and views, as a server would call them. Views run in the ASGI app's own threads,
+    hence the transactional database."""
+    import asyncio
+
+    import httpx
+
+    def send(service: str, method: str, url: str, **kwargs) -> httpx.Response:
+        if service == "metrics":
+            from registry_site.metrics_asgi import application
+        else:
+            from registry_site.asgi import application
+
+        async def go():
+            transport = httpx.ASGITransport(app=application)
+            async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+                return await client.request(method, url, **kwargs)
+
+        return asyncio.run(go())
+
+    return send

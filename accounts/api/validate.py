@@ -5,7 +5,6 @@ the first path segment of `X-Original-URL`. Call: the JSON-RPC body from `X-Body
 body); no body means `initialize`. Identity headers a client sends are never read.
 """
 
-import json
 import time
 from urllib.parse import unquote, urlsplit
 
@@ -22,10 +21,10 @@ from accounts.authentication import (
 )
 from accounts.principal import Principal
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.untrusted import InputRejected, check_text, json_loads
 from servers.selectors import server_is_routable
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
-MAX_BODY = 1024 * 1024
 
 
 def _principal(request, raw: str | None) -> Principal:
@@ -49,10 +48,14 @@ def _target(request) -> str:
     original = request.headers.get("X-Original-URL", "")
     if not original:
         raise ApiError(400, ErrorCode.BAD_REQUEST, "The X-Original-URL header is required.")
-    segment = urlsplit(original).path.lstrip("/").split("/", 1)[0]
+    try:
+        segment = unquote(urlsplit(original).path.lstrip("/").split("/", 1)[0])
+        check_text(segment, "X-Original-URL")
+    except ValueError:  # urlsplit's refusals (`http://[::1/alpha`) and InputRejected
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "X-Original-URL is not a usable URL.") from None
     if not segment:
         raise ApiError(400, ErrorCode.BAD_REQUEST, "X-Original-URL names no server.")
-    return f"/{unquote(segment)}"
+    return f"/{segment}"
 
 
 def _calls(request) -> list[tuple[str, str | None]]:
@@ -60,17 +63,16 @@ def _calls(request) -> list[tuple[str, str | None]]:
     if raw is None:
         if "json" not in request.content_type:  # a forwarded form or an empty subrequest: no JSON-RPC body
             return [("initialize", None)]
-        if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_BODY:
-            raise ApiError(400, ErrorCode.BAD_REQUEST, "The request body is too large.")
         raw = request.body.decode("utf-8", errors="replace")
     elif raw.lstrip().startswith("%"):
         raw = unquote(raw)
     if not raw.strip():
         return [("initialize", None)]
     try:
-        payload = json.loads(raw)
-    except ValueError:
-        raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is not valid JSON.") from None
+        payload = json_loads(raw)
+    except InputRejected as rejected:
+        detail = "The body is not valid JSON." if rejected.unparsable else f"The body is refused: {rejected}"
+        raise ApiError(400, ErrorCode.BAD_REQUEST, detail) from None
     messages = payload if isinstance(payload, list) else [payload]
     if not messages:
         raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is an empty JSON-RPC batch.")

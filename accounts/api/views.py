@@ -1,16 +1,14 @@
 """JSON endpoints of identity: providers, current user, tokens, and the reverse proxy's check."""
 
-import base64
-import binascii
-
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework import exceptions
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal, IsRegistryAdmin
 from accounts.api.serializers import ClientCredentialsSerializer, TokenRequestSerializer
-from accounts.authentication import principal_of
+from accounts.authentication import basic_credentials, principal_of
 from accounts.selectors import login_providers
 from accounts.services import (
     TokenRequestError,
@@ -19,6 +17,7 @@ from accounts.services import (
     user_token_issue,
 )
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.parsers import JSONParser
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -108,16 +107,13 @@ class ClientCredentialsTokenView(APIView):
             raise ApiError(error.status, error.code, str(error), self._challenge()) from None
         return Response(grant.as_response(), headers=NO_STORE)
 
-    @staticmethod
-    def _basic_client(request):
-        scheme, _, encoded = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-        if scheme.lower() != "basic":
-            return None
+    @classmethod
+    def _basic_client(cls, request):
         try:
-            client_id, _, secret = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            raise ApiError(401, ErrorCode.INVALID_CLIENT, "Malformed Basic credentials.") from None
-        return client_id, secret
+            credentials = basic_credentials(request)
+        except exceptions.AuthenticationFailed as failed:
+            raise ApiError(401, ErrorCode.INVALID_CLIENT, str(failed.detail), cls._challenge()) from None
+        return credentials[:2] if credentials is not None else None
 
     @staticmethod
     def _challenge() -> dict:

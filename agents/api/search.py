@@ -10,7 +10,6 @@ import logging
 
 from django.conf import settings
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +19,7 @@ from agents.search import ENTITY_TYPES, MAX_RESULTS, TOOL, Match, agents_semanti
 from registry_site import ratelimit
 from registry_site.embeddings import EmbeddingError
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.parsers import JSONParser
 
 logger = logging.getLogger(__name__)
 

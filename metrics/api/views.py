@@ -3,8 +3,6 @@
 Every answer to a known key carries X-RateLimit-Limit / -Remaining / -Reset. Bodies of errors follow the
 registry's one format `{detail, error_code, request_id}`; validation failures add `errors`."""
 
-import json
-
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from rest_framework.response import Response
@@ -22,6 +20,7 @@ from metrics.selectors import retention_policies
 from metrics.services import metrics_ingest, retention_apply
 from metrics.validation import BatchError
 from registry_site.errors import ApiError, ErrorCode, error_body
+from registry_site.untrusted import InputRejected, json_loads
 
 
 class KeyedView(APIView):
@@ -93,7 +92,9 @@ class RetentionCleanupView(KeyedView):
     permission_classes = [HasAdminKey]
 
     def post(self, request):
-        body = _json_body(request, empty_ok=True) or {}
+        body = _json_body(request, empty_ok=True)
+        if body is _EMPTY:
+            body = {}
         if not isinstance(body, dict):
             raise ApiError(400, ErrorCode.BAD_REQUEST, "The body must be a JSON object.")
         dry_run = body.get("dry_run", False)
@@ -111,28 +112,25 @@ class RetentionCleanupView(KeyedView):
         return Response({"dry_run": dry_run, "deleted": counts, "total": sum(counts.values())})
 
 
+_EMPTY = object()  # an empty body, where one is allowed (unlike `null`, `[]` or `0`, which are refused)
+
+
 def _json_body(request, *, empty_ok: bool = False):
-    length = request.META.get("CONTENT_LENGTH") or "0"
-    if length.isdigit() and int(length) > settings.METRICS_MAX_BODY_BYTES:
-        raise _too_large()
+    """The JSON body: `application/json` only (415 otherwise); size bounded by the ASGI guard
+    (`registry_site/asgi_guard.py`, METRICS_MAX_BODY_BYTES); text and depth by the shared input rule."""
     try:
         raw = request.body
     except RequestDataTooBig:
-        raise _too_large() from None
-    if len(raw) > settings.METRICS_MAX_BODY_BYTES:
-        raise _too_large()
+        raise ApiError(413, ErrorCode.PAYLOAD_TOO_LARGE, "The request body is too large.") from None
     if not raw.strip() and empty_ok:
-        return None
+        return _EMPTY
+    if request.content_type != "application/json":
+        raise ApiError(415, ErrorCode.UNSUPPORTED_MEDIA_TYPE, "The body must be sent as application/json.")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is not valid JSON.") from None
-
-
-def _too_large() -> ApiError:
-    return ApiError(
-        413, ErrorCode.PAYLOAD_TOO_LARGE, f"The body is larger than {settings.METRICS_MAX_BODY_BYTES} bytes."
-    )
+        return json_loads(raw, text=False)  # text is checked metric by metric (metrics/validation.py)
+    except InputRejected as rejected:
+        detail = "The body is not valid JSON." if rejected.unparsable else str(rejected)
+        raise ApiError(400, ErrorCode.BAD_REQUEST, detail) from None
 
 
 def _rejected(request, detail: str, errors: list[dict], rejected: int) -> Response:

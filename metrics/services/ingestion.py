@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from metrics import buffer
 from metrics.models import METRIC_TABLES, TABLE_OF_TYPE, ApiKey
@@ -78,22 +78,41 @@ def metrics_flush(*, lease_seconds: float = buffer.LEASE_SECONDS) -> int:
 
 
 def _store_and_release(name: str) -> int:
-    records = buffer.records_of(name)
-    rows_store(records)
+    stored = rows_store(buffer.records_of(name))
     buffer.release(name)
-    return len(records)
+    return stored
 
 
 def rows_store(records: list[dict]) -> int:
-    """Insert validated metrics, each once: a metric already stored (same id) is skipped."""
-    by_table = defaultdict(list)
+    """Insert validated metrics, each once: a metric already stored (same id) is skipped.
+
+    All at once when the database takes them; otherwise one by one, each in its own savepoint, and a
+    row the database refuses goes to the dead-letter list (counted, logged) instead of failing the
+    others: a poison metric never holds back a valid one. Returns how many were stored."""
+    rows, stored = [], 0
     for record in records:
-        table = TABLE_OF_TYPE[record["type"]]
-        by_table[table].append(_row(table, record))
-    with transaction.atomic():
-        for table, rows in by_table.items():
-            METRIC_TABLES[table].objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
-    return len(records)
+        try:
+            rows.append((record, _row(TABLE_OF_TYPE[record["type"]], record)))
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            buffer.dead_letter(record, reason=f"not a metric row: {exc}")
+    by_table = defaultdict(list)
+    for _, row in rows:
+        by_table[type(row)].append(row)
+    try:
+        with transaction.atomic():
+            for model, table_rows in by_table.items():
+                model.objects.bulk_create(table_rows, ignore_conflicts=True, batch_size=1000)
+        return len(rows)
+    except DatabaseError:
+        logger.warning("a hand-off of %d metrics was refused; storing them one by one", len(rows))
+    for record, row in rows:
+        try:
+            with transaction.atomic():
+                type(row).objects.bulk_create([row], ignore_conflicts=True)
+            stored += 1
+        except DatabaseError as exc:
+            buffer.dead_letter(record, reason=str(exc).strip().splitlines()[0])
+    return stored
 
 
 def _row(table: str, record: dict):

@@ -75,13 +75,17 @@ def _oidc_app(provider_id: str, name: str, server_url: str, prefix: str) -> dict
     }
 
 
+# Keycloak: login (with KEYCLOAK_CLIENT_ID/SECRET) and, with an admin client, the group operations of
+# the internal API (`accounts/idp_admin.py`); without the admin client those answer idp_not_configured.
+KEYCLOAK_URL = env.str("KEYCLOAK_URL", default="").rstrip("/")
+KEYCLOAK_REALM = env.str("KEYCLOAK_REALM", default="mcp-gateway")
+KEYCLOAK_ADMIN_CLIENT_ID = env.str("KEYCLOAK_ADMIN_CLIENT_ID", default="")
+KEYCLOAK_ADMIN_CLIENT_SECRET = env.str("KEYCLOAK_ADMIN_CLIENT_SECRET", default="")
+
 _oidc_apps = []
-if env.str("KEYCLOAK_URL", default=""):
-    _realm = env.str("KEYCLOAK_REALM", default="mcp-gateway")
+if KEYCLOAK_URL:
     _oidc_apps.append(
-        _oidc_app(
-            "keycloak", "Keycloak", f"{env.str('KEYCLOAK_URL').rstrip('/')}/realms/{_realm}", "KEYCLOAK"
-        )
+        _oidc_app("keycloak", "Keycloak", f"{KEYCLOAK_URL}/realms/{KEYCLOAK_REALM}", "KEYCLOAK")
     )
 if env.str("COGNITO_USER_POOL_ID", default=""):
     _region = env_required("COGNITO_REGION", "needed because COGNITO_USER_POOL_ID is set")

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "registry_site.middleware.ServiceUrlconfMiddleware",
     "registry_site.middleware.RequestIdMiddleware",
+    "registry_site.middleware.UntrustedInputMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -110,6 +111,14 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # ServeStatic warns on every sta
 # ServeStatic (an async-capable WhiteNoise) serves straight from the source folders unless
 # collectstatic has been run (production).
 SERVESTATIC_USE_FINDERS = env.bool("SERVESTATIC_USE_FINDERS", default=True)
+
+# -- input from outside (registry_site/untrusted.py, registry_site/asgi_guard.py) ----------------------
+
+# Request bodies larger than this are refused with 413 before they are read (both services' ASGI entries).
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+# JSON deeper than this (objects and arrays) is refused with 400 on every surface.
+JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=32)
 
 # -- sessions and cookies --------------------------------------------------------------------------
 

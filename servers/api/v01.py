@@ -3,6 +3,7 @@
 Errors here use the official format `{"error": {"code", "message"}}` (see registry_site/errors.py)."""
 
 import re
+from datetime import UTC
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
@@ -85,9 +86,11 @@ class ServerListView(V01View):
             return None
         try:
             value = parse_datetime(raw.strip().replace(" ", "+"))
-        except ValueError:
+            # As UTC: PostgreSQL refuses offsets beyond ±15:59, which RFC 3339's syntax allows.
+            value = value.astimezone(UTC) if value is not None and value.tzinfo is not None else None
+        except (ValueError, OverflowError):
             value = None
-        if value is None or value.tzinfo is None:
+        if value is None:
             raise invalid("updated_since must be an RFC 3339 date-time with a time zone.")
         return value
 

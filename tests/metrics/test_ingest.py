@@ -161,13 +161,22 @@ def test_a_batch_with_nothing_valid_is_422_with_the_reason(post_metrics, key_fac
 
 
 def test_non_finite_numbers_are_rejected(post_metrics, key_factory):
-    metrics = '[{"type": "custom", "value": NaN}, {"type": "custom", "value": 1e999}]'
+    metrics = '[{"type": "custom", "value": -1e999}, {"type": "custom", "value": 1e999}]'
     raw = f'{{"service": "registry", "metrics": {metrics}}}'
 
     response = post_metrics(raw, key_factory())
 
     assert response.status_code == 422
     assert [e["message"] for e in response.json()["errors"]] == ["`value` must be a finite number."] * 2
+
+
+def test_nan_is_not_json(post_metrics, key_factory):
+    raw = '{"service": "registry", "metrics": [{"type": "custom", "value": NaN}]}'
+
+    response = post_metrics(raw, key_factory())
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == "The body is not valid JSON."
 
 
 @pytest.mark.parametrize(
@@ -184,7 +193,7 @@ def test_non_finite_numbers_are_rejected(post_metrics, key_factory):
         (
             {"service": "registry", "version": 5, "metrics": [metric()]},
             "version",
-            "`version` must be a string of at most 100 characters.",
+            "`version` must be a string of at most 50 characters.",
         ),
     ],
 )
@@ -205,16 +214,19 @@ def test_more_metrics_than_a_batch_holds_is_422(post_metrics, key_factory, setti
     assert response.json()["errors"][0]["message"] == "A batch holds at most 3 metrics."
 
 
-def test_a_body_over_the_limit_is_413_and_bad_json_400(post_metrics, key_factory, settings):
+def test_a_body_over_the_limit_is_413_and_bad_json_400(asgi_request, post_metrics, key_factory, settings):
     settings.METRICS_MAX_BODY_BYTES = 1000
     key = key_factory()
 
-    too_big = post_metrics(batch(*[metric()] * 20), key)
+    too_big = asgi_request(
+        "metrics", "POST", "/metrics", json=batch(*[metric()] * 20), headers={"X-API-Key": key}
+    )
     not_json = post_metrics("{nope", key)
 
     assert too_big.status_code == 413
     assert too_big.json()["error_code"] == "payload_too_large"
-    assert too_big.json()["detail"] == "The body is larger than 1000 bytes."
+    assert too_big.json()["detail"] == "The request body is larger than 1000 bytes."
+    assert buffer.pending() == 0
     assert not_json.status_code == 400
     assert not_json.json()["detail"] == "The body is not valid JSON."
 
@@ -316,9 +328,11 @@ def test_a_hand_off_left_by_a_dead_flusher_is_stored_after_its_lease(post_metric
     assert buffer.sync_client().zcard(buffer.LEASES) == 0
 
 
-def test_the_body_is_json_even_with_an_unusual_content_type(client, metrics_urls, key_factory):
+def test_a_body_of_another_content_type_is_415(client, metrics_urls, key_factory):
     response = client.post(
         "/metrics", json.dumps(batch(metric())), content_type="text/plain", HTTP_X_API_KEY=key_factory()
     )
 
-    assert response.status_code == 202
+    assert response.status_code == 415
+    assert response.json()["error_code"] == "unsupported_media_type"
+    assert buffer.pending() == 0

@@ -38,9 +38,6 @@ ADMIN = basic("ops", PASSWORD)
 def credentials(settings):
     settings.ADMIN_USER = "ops"
     settings.ADMIN_PASSWORD = PASSWORD
-    settings.KEYCLOAK_URL = ""
-    settings.KEYCLOAK_ADMIN_CLIENT_ID = ""
-    settings.KEYCLOAK_ADMIN_CLIENT_SECRET = ""
 
 
 @pytest.fixture
