@@ -38,6 +38,12 @@ def unstorable_reason(value: str) -> str | None:
     return "Text must be valid Unicode (a lone surrogate was found)."
 
 
+def printable(value: str) -> str:
+    """`value` with unstorable characters written as escapes (`\\x00`, `\\ud800`): safe to name in an
+    error, which must itself be storable and encodable."""
+    return _UNSTORABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
+
+
 def check_text(value: str, field: str) -> str:
     """`value` unchanged, or InputRejected naming `field`."""
     reason = unstorable_reason(value)
@@ -65,7 +71,7 @@ def check_tree(value: Any, field: str = "", *, max_depth: int | None = None, tex
                 raise InputRejected(where or "body", f"JSON is nested deeper than {limit} levels.")
             if isinstance(item, dict):
                 for key, child in item.items():
-                    name = f"{where}.{key}" if where else str(key)
+                    name = f"{where}.{printable(str(key))}" if where else printable(str(key))
                     if text:
                         check_text(str(key), name)
                     stack.append((child, name, depth + 1))

@@ -118,7 +118,7 @@ SERVESTATIC_USE_FINDERS = env.bool("SERVESTATIC_USE_FINDERS", default=True)
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 # JSON deeper than this (objects and arrays) is refused with 400 on every surface.
-JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=32)
+JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
 
 # -- sessions and cookies --------------------------------------------------------------------------
 
