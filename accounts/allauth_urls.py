@@ -22,7 +22,9 @@ urlpatterns = [
         _to_login("This identity-provider account cannot be signed up here; ask an operator."),
         name="socialaccount_signup",
     ),
-    path("3rdparty/login/cancelled/", _to_login("Login was cancelled."), name="socialaccount_login_cancelled"),
+    path(
+        "3rdparty/login/cancelled/", _to_login("Login was cancelled."), name="socialaccount_login_cancelled"
+    ),
     path(
         "3rdparty/login/error/",
         _to_login("Login with the identity provider failed."),

@@ -11,6 +11,7 @@ import binascii
 import hmac
 import logging
 import time
+from dataclasses import replace
 from importlib import import_module
 from types import SimpleNamespace
 
@@ -21,7 +22,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
 from accounts.choices import AuthMethod, TokenKind
-from accounts.models import IssuedToken, User
+from accounts.models import ClientCredential, IssuedToken, User
 from accounts.principal import ANONYMOUS, Principal, principal_for_idp_groups, principal_for_user
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
 from metrics.choices import AuthMethod as MetricAuthMethod
@@ -138,20 +139,25 @@ def _principal_from_registry(raw: str) -> Principal:
         raise exceptions.AuthenticationFailed(
             message, code="token_expired" if expired else "token_invalid"
         ) from None
-    issued = IssuedToken.objects.filter(jti=claims.get("jti", "")).only("revoked_at", "kind").first()
+    issued = IssuedToken.objects.filter(jti=claims.get("jti", "")).only("jti", "revoked_at", "kind").first()
     if issued is None or issued.revoked_at is not None:
         raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
     user = User.objects.filter(username=claims.get("sub"), is_active=True).first()
     if user is None:
         raise exceptions.AuthenticationFailed("The token's user no longer exists.", code="token_invalid")
     client_id = claims.get("client_id") if issued.kind == TokenKind.CLIENT_CREDENTIALS else None
-    return principal_for_user(
+    if client_id and not ClientCredential.objects.filter(client_id=client_id, is_active=True).exists():
+        raise exceptions.AuthenticationFailed(
+            "The token's client credential was revoked.", code="token_revoked"
+        )
+    principal = principal_for_user(
         user,
         auth_method=AuthMethod.JWT,
         client_id=client_id,
         token_scopes=str(claims.get("scope", "")).split(),
         token_admin=bool(claims.get("adm")),
     )
+    return replace(principal, token_jti=issued.jti)
 
 
 def _principal_from_external(raw: str) -> Principal:

@@ -84,6 +84,17 @@ class IssuedToken(models.Model):
     kind = models.CharField(max_length=32, choices=TokenKind.choices)
     description = models.CharField(max_length=200, blank=True)
     scopes = models.JSONField(default=list, blank=True)
+    client_id = models.CharField(
+        max_length=80, blank=True, db_index=True, help_text="the client credential a service token came from"
+    )
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="children",
+        help_text="the token that issued this one; revoking it revokes this one too",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -68,6 +68,7 @@ class Principal:
     user: User | None = None
     provider: str | None = None
     client_id: str | None = None
+    token_jti: str | None = None  # the registry token this caller presented, if any
     email: str = ""
     groups: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()

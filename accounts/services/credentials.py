@@ -11,7 +11,7 @@ from django.db import transaction
 from accounts.choices import AuditAction
 from accounts.models import ClientCredential, User
 from accounts.services.audit import audit_event_record
-from accounts.services.tokens import secret_hash
+from accounts.services.tokens import secret_hash, tokens_of_client_revoke
 
 
 @dataclass(frozen=True)
@@ -39,13 +39,18 @@ def client_credential_create(*, actor, user: User, description: str = "") -> New
 
 
 def client_credential_revoke(*, actor, credential: ClientCredential) -> None:
+    """Deactivate a credential; the tokens it was exchanged for stop working with it."""
     if not credential.is_active:
         return
     with transaction.atomic():
         credential.is_active = False
         credential.save(update_fields=["is_active"])
+        revoked = tokens_of_client_revoke(client_id=credential.client_id)
         audit_event_record(
-            actor=actor, action=AuditAction.CREDENTIAL_REVOKE, target=f"credential:{credential.client_id}"
+            actor=actor,
+            action=AuditAction.CREDENTIAL_REVOKE,
+            target=f"credential:{credential.client_id}",
+            detail={"tokens_revoked": revoked},
         )
 
 

@@ -58,6 +58,7 @@ def _issue(
     kind: str,
     description: str = "",
     client_id: str | None = None,
+    parent: IssuedToken | None = None,
 ) -> TokenGrant:
     groups = sorted(user.groups.values_list("name", flat=True))
     encoded = encode(
@@ -76,6 +77,8 @@ def _issue(
         description=description,
         scopes=list(scopes),
         expires_at=encoded.expires_at,
+        client_id=client_id or "",
+        parent=parent,
     )
     return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes))
 
@@ -95,6 +98,12 @@ def user_token_issue(
     if principal.user is None:
         raise TokenRequestError(
             "Tokens are issued to registry users only.", code="permission_denied", status=403
+        )
+    if principal.client_id is not None or principal.user.is_service_account:
+        raise TokenRequestError(
+            "Service accounts cannot issue tokens: they get short-lived tokens with client credentials.",
+            code="permission_denied",
+            status=403,
         )
     limit = ratelimit.take(
         f"tokens:{principal.username}", capacity=settings.TOKEN_ISSUE_RATE_PER_MINUTE, period_seconds=60
@@ -124,14 +133,27 @@ def user_token_issue(
                 status=403,
             )
         scopes, admin = requested, False
+    lifetime, parent = timedelta(hours=hours), None
+    if principal.token_jti is not None:  # a token issuing a token: it ends, at the latest, with its parent
+        parent = IssuedToken.objects.filter(jti=principal.token_jti).first()
+        if parent is None or parent.revoked_at is not None:
+            raise TokenRequestError("The token has been revoked.", code="token_revoked", status=401)
+        lifetime = min(lifetime, parent.expires_at - timezone.now())
+        if lifetime < timedelta(minutes=1):
+            raise TokenRequestError(
+                "The presenting token expires within a minute; log in again.",
+                code="token_expired",
+                status=401,
+            )
     with transaction.atomic():
         grant = _issue(
             user=principal.user,
             scopes=scopes,
             admin=admin,
-            lifetime=timedelta(hours=hours),
+            lifetime=lifetime,
             kind=TokenKind.USER,
             description=description,
+            parent=parent,
         )
         audit_event_record(
             actor=principal,
@@ -192,13 +214,40 @@ def registry_service_token() -> TokenGrant:
 
 
 def token_revoke(*, actor, token: IssuedToken) -> IssuedToken:
+    """Revoke a token and every token it issued, and theirs in turn."""
     if token.revoked_at is not None:
         return token
     with transaction.atomic():
-        token.revoked_at = timezone.now()
+        now = timezone.now()
+        token.revoked_at = now
         token.save(update_fields=["revoked_at"])
-        audit_event_record(actor=actor, action=AuditAction.TOKEN_REVOKE, target=f"token:{token.jti}")
+        descendants = _descendants_revoke([token.pk], now)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.TOKEN_REVOKE,
+            target=f"token:{token.jti}",
+            detail={"descendants_revoked": descendants} if descendants else {},
+        )
     return token
+
+
+def tokens_of_client_revoke(*, client_id: str) -> int:
+    """Revoke every live token issued for a client credential, and the tokens those issued (called when
+    the credential is revoked). Returns how many were revoked."""
+    now = timezone.now()
+    live = IssuedToken.objects.filter(client_id=client_id, revoked_at__isnull=True)
+    ids = list(live.values_list("pk", flat=True))
+    IssuedToken.objects.filter(pk__in=ids).update(revoked_at=now)
+    return len(ids) + _descendants_revoke(ids, now)
+
+
+def _descendants_revoke(parent_ids: list[int], now) -> int:
+    revoked = 0
+    while parent_ids:
+        children = IssuedToken.objects.filter(parent_id__in=parent_ids, revoked_at__isnull=True)
+        parent_ids = list(children.values_list("pk", flat=True))
+        revoked += IssuedToken.objects.filter(pk__in=parent_ids).update(revoked_at=now)
+    return revoked
 
 
 def tokens_purge_expired(*, older_than: timedelta = timedelta(days=1)) -> int:

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from accounts.models import AuditEvent, IssuedToken
 from accounts.services import client_credential_revoke, token_revoke
 from accounts.tokens import encode
-from tests.factories import ServerFactory
+from tests.factories import ServerFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -341,3 +341,69 @@ def test_a_scope_limited_token_sees_only_what_the_scope_allows(client, member, s
     visible = list(Server.objects.visible_to(principal_from_bearer(raw)).values_list("path", flat=True))
 
     assert visible == ["/one"]
+
+
+# -- tokens cannot outlive or outgrow what issued them ------------------------------------------------
+
+
+def _service_token(client, robot) -> str:
+    form = {"grant_type": "client_credentials", **{k: robot[k] for k in ("client_id", "client_secret")}}
+    return client.post("/api/auth/token", form).json()["access_token"]
+
+
+def test_a_service_token_cannot_mint_tokens(client, robot):
+    service = _service_token(client, robot)
+
+    response = client.post(
+        "/api/tokens/generate",
+        {"expires_in_hours": 24},
+        content_type="application/json",
+        headers=bearer(service),
+    )
+
+    assert response.status_code == 403
+    assert response.json()["error_code"] == "permission_denied"
+    assert IssuedToken.objects.filter(kind="user").count() == 0
+
+
+def test_a_service_token_stops_working_when_its_credential_is_revoked(client, robot):
+    from accounts.models import ClientCredential
+
+    service = _service_token(client, robot)
+    assert client.get("/api/auth/me", headers=bearer(service)).status_code == 200
+
+    client_credential_revoke(
+        actor=None, credential=ClientCredential.objects.get(client_id=robot["client_id"])
+    )
+    response = client.get("/api/auth/me", headers=bearer(service))
+
+    assert response.status_code == 401
+    assert response.json()["error_code"] == "token_revoked"
+
+
+def test_a_token_minted_by_a_token_ends_with_it_and_is_revoked_with_it(client, token_for):
+    parent = token_for(UserFactory(username="ann"))  # one hour
+    minted = client.post(
+        "/api/tokens/generate",
+        {"expires_in_hours": 24},
+        content_type="application/json",
+        headers=bearer(parent),
+    )
+    grandchild = client.post(
+        "/api/tokens/generate",
+        {"expires_in_hours": 24},
+        content_type="application/json",
+        headers=bearer(minted.json()["access_token"]),
+    )
+
+    assert minted.status_code == 200
+    assert 3540 <= minted.json()["expires_in"] <= 3600
+    assert grandchild.json()["expires_in"] <= minted.json()["expires_in"]
+    child_record = IssuedToken.objects.get(parent__isnull=False, children__isnull=False)
+    assert child_record.expires_at <= child_record.parent.expires_at
+
+    token_revoke(actor=None, token=child_record.parent)
+
+    for token in (parent, minted.json()["access_token"], grandchild.json()["access_token"]):
+        answer = client.get("/api/auth/me", headers=bearer(token))
+        assert (answer.status_code, answer.json()["error_code"]) == (401, "token_revoked")
