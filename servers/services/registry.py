@@ -1,6 +1,8 @@
 """Writes for servers. Every surface (JSON APIs, dashboard, internal API, admin) calls these, so they
 validate, audit and behave the same everywhere."""
 
+from urllib.parse import urlsplit
+
 from django.db import transaction
 
 from accounts.choices import AuditAction
@@ -69,11 +71,30 @@ def server_create(
     return server
 
 
+def _origin(url: str) -> str:
+    """scheme://host:port of a URL: where outbound headers are sent."""
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
 def server_update(*, actor, server: Server, tools: list[dict] | None = None, **fields) -> Server:
     """Change a server's editable fields; the audit row lists which fields changed (never their values,
-    since `headers` may hold credentials)."""
+    since `headers` may hold credentials).
+
+    Outbound headers are credentials for one origin: when `proxy_pass_url` moves to another origin, the
+    old headers are dropped (audited) unless the same call sets headers itself, so whoever may edit a
+    server can never send its admin-set credentials to an address of theirs."""
     require_editable(fields, EDITABLE_FIELDS)
+    old_origin = _origin(server.proxy_pass_url)
     changed = apply_changes(server, fields)
+    detail = {}
+    if "proxy_pass_url" in changed and _origin(server.proxy_pass_url) != old_origin:
+        detail["origin"] = {"from": old_origin, "to": _origin(server.proxy_pass_url)}
+        if "headers" not in fields and server.headers:
+            detail["headers_dropped"] = sorted(server.headers)
+            server.headers = {}
+            changed = sorted({*changed, "headers"})
     if not changed and tools is None:
         return server
     update_fields = [*changed, "updated_at"]
@@ -92,7 +113,10 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
         if "num_tools" in changed or "tools" in changed:
             health_changed(server)
         audit_event_record(
-            actor=actor, action=AuditAction.SERVER_UPDATE, target=_target(server), detail={"fields": changed}
+            actor=actor,
+            action=AuditAction.SERVER_UPDATE,
+            target=_target(server),
+            detail={"fields": changed, **detail},
         )
     return server
 
