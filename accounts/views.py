@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 
 from accounts.api.serializers import TokenRequestSerializer
 from accounts.authentication import SESSION_AUTH_KEY, principal_from_session
+from accounts.backends import PATH as PASSWORD_BACKEND
 from accounts.choices import AuthMethod
 from accounts.models import Scope
 from accounts.principal import Principal
@@ -49,7 +50,7 @@ def _login(request, *, unprefixed: bool):
         if refused.rate_limited:
             response["Retry-After"] = str(refused.retry_after)
         return response
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, user, backend=PASSWORD_BACKEND)
     request.session[SESSION_AUTH_KEY] = {"method": AuthMethod.SESSION, "provider": None}
     return HttpResponseRedirect(HOME)
 

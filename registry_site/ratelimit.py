@@ -25,10 +25,10 @@ if tokens == nil then tokens = capacity; ts = now end
 tokens = math.min(capacity, tokens + math.max(0, now - ts) * rate)
 local allowed = 0
 if tokens >= cost then
-  tokens = tokens - cost
+  tokens = math.min(capacity, tokens - cost)
   allowed = 1
 end
-if cost > 0 then
+if cost ~= 0 then
   redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
   redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
 end
@@ -61,7 +61,7 @@ def _script():
 
 
 def take(key: str, *, capacity: int, period_seconds: float, cost: int = 1) -> Decision:
-    """Take `cost` tokens from the bucket `key` (cost 0 only looks)."""
+    """Take `cost` tokens from the bucket `key` (cost 0 only looks; a negative cost gives tokens back)."""
     rate = capacity / period_seconds
     allowed, tokens = _script()(
         keys=[f"registry:ratelimit:{key}"],

@@ -8,7 +8,7 @@ from registry_site.settings.env import ConfigurationError, env, env_required
 from registry_site.settings.services import EMBEDDED_DATABASE, VAR_DIR
 
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
+    "accounts.backends.LimitedPasswordBackend",  # passwords, with the login failure limits
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
 LOGIN_URL = "/login"
