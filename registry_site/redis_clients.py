@@ -1,5 +1,9 @@
 """Clients of the registry's Redis (REDIS_URL): one synchronous client per process and one asyncio client
-per event loop (an asyncio client cannot move between loops)."""
+per event loop (an asyncio client cannot move between loops).
+
+Their pools block: a burst that wants more than REDIS_POOL_MAX_CONNECTIONS connections waits up to
+REDIS_POOL_TIMEOUT_SECONDS for one instead of failing at once (redis-py's plain pool raises
+MaxConnectionsError past 100)."""
 
 import asyncio
 import weakref
@@ -16,9 +20,17 @@ _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyn
 )
 
 
+def pool_options() -> dict:
+    return {
+        "max_connections": settings.REDIS_POOL_MAX_CONNECTIONS,
+        "timeout": settings.REDIS_POOL_TIMEOUT_SECONDS,
+    }
+
+
 @lru_cache(maxsize=1)
 def sync_client() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, **TIMEOUTS)
+    pool = redis.BlockingConnectionPool.from_url(settings.REDIS_URL, **TIMEOUTS, **pool_options())
+    return redis.Redis(connection_pool=pool)
 
 
 def async_client() -> redis.asyncio.Redis:
@@ -26,5 +38,6 @@ def async_client() -> redis.asyncio.Redis:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        client = _async_clients[loop] = redis.asyncio.Redis.from_url(settings.REDIS_URL, **TIMEOUTS)
+        pool = redis.asyncio.BlockingConnectionPool.from_url(settings.REDIS_URL, **TIMEOUTS, **pool_options())
+        client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
     return client

@@ -1,4 +1,4 @@
-"""Runs the whole system as one supervised group: web (daphne), Celery worker and Celery beat.
+"""Runs the whole system as one supervised group: web (uvicorn), Celery worker and Celery beat.
 
 Each child gets its own session, the same DATABASE_URL, REDIS_URL and SECRET_KEY, and a parent-death
 signal, so Ctrl-C (or SIGTERM) stops every process and a killed supervisor leaves no orphans. If one
@@ -151,3 +151,25 @@ def install_signal_handlers(supervisor: Supervisor) -> None:
 
 def python_module(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", module, *args]
+
+
+def asgi_server(application: str, host: str, port: int) -> list[str]:
+    """The command serving an ASGI entry (HTTP and websockets): uvicorn, which hands request bodies to
+    the application as they arrive, so the request guard refuses an oversized body before it is read
+    (daphne reads whole bodies before the application sees them)."""
+    return python_module(
+        "uvicorn",
+        application,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--lifespan",
+        "off",
+        "--http",
+        "httptools",
+        "--ws",
+        "websockets",
+        "--no-server-header",
+        "--no-access-log",
+    )

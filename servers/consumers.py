@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 
+import redis
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -27,6 +28,7 @@ from servers.selectors import health_snapshot
 logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_TRY_AGAIN_LATER = 1013  # RFC 6455: the server is overloaded (Redis did not answer in time)
 PING_ONLY = 'The only message a client sends is {"type": "ping"}.'
 
 
@@ -34,6 +36,22 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
     """Health of enabled servers, for anyone."""
 
     groups = [GROUP]
+    accepted = False
+
+    async def websocket_connect(self, message) -> None:
+        """Joining the group and the snapshot need Redis; when it cannot serve the handshake in time the
+        socket is closed with 1013 (try again later), never answered with a 500."""
+        try:
+            await super().websocket_connect(message)
+        except (redis.RedisError, OSError, TimeoutError):
+            logger.warning("websocket handshake refused: Redis unavailable", exc_info=True)
+            if not self.accepted:
+                await self.accept()
+            await self.close(code=CLOSE_TRY_AGAIN_LATER)
+
+    async def accept(self, subprotocol=None, headers=None) -> None:
+        await super().accept(subprotocol, headers)
+        self.accepted = True
 
     async def connect(self) -> None:
         if not await self.authorize():

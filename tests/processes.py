@@ -11,6 +11,7 @@ import requests
 from django.conf import settings
 from django.db import connection
 
+from registry_site.supervisor import asgi_server
 from tests.conftest import PROJECT_DIR, clean_env
 
 START_TIMEOUT = 120
@@ -31,23 +32,27 @@ def child_env() -> dict:
     )
 
 
-def start(*args: str, log) -> subprocess.Popen:
+def start(*args: str, log, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", *args], cwd=PROJECT_DIR, env=child_env(), stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, "-m", *args],
+        cwd=PROJECT_DIR,
+        env={**child_env(), **(env or {})},
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
 
 
 def wait_healthy(port: int, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        assert process.poll() is None, "daphne exited"
+        assert process.poll() is None, "the web server exited"
         try:
             if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
                 return
         except requests.ConnectionError:
             pass
         time.sleep(0.3)
-    raise AssertionError(f"daphne on {port} never became healthy")
+    raise AssertionError(f"the web server on {port} never became healthy")
 
 
 def wait_worker_ready(log_path, process: subprocess.Popen) -> None:
@@ -79,16 +84,18 @@ class ProcessGroup:
         self.processes: list[subprocess.Popen] = []
         self.logs = []
 
-    def start(self, name: str, *args: str) -> subprocess.Popen:
+    def start(self, name: str, *args: str, env: dict | None = None) -> subprocess.Popen:
         log_path = self.log_dir / f"{name}.log"
         self.logs.append(log_path.open("w"))
-        process = start(*args, log=self.logs[-1])
+        process = start(*args, log=self.logs[-1], env=env)
         process.log_path = log_path
         self.processes.append(process)
         return process
 
-    def daphne(self, name: str, port: int, application: str) -> subprocess.Popen:
-        return self.start(name, "daphne", "-b", "127.0.0.1", "-p", str(port), application)
+    def web(self, name: str, port: int, application: str, env: dict | None = None) -> subprocess.Popen:
+        """A web server of `application` as `make run` starts one (registry_site.supervisor)."""
+        command = asgi_server(application, "127.0.0.1", port)
+        return self.start(name, *command[2:], env=env)
 
     def stop(self) -> None:
         for process in self.processes:

@@ -19,7 +19,7 @@ def two_services(tmp_path):
     group = ProcessGroup(tmp_path)
     try:
         for n, port in enumerate(ports):
-            wait_healthy(port, group.daphne(f"metrics{n}", port, "registry_site.metrics_asgi:application"))
+            wait_healthy(port, group.web(f"metrics{n}", port, "registry_site.metrics_asgi:application"))
         yield ports
     finally:
         group.stop()

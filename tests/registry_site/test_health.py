@@ -1,11 +1,11 @@
 import subprocess
-import sys
 import time
 
 import pytest
 import requests
 from django.urls import reverse
 
+from registry_site.supervisor import asgi_server
 from tests.conftest import PROJECT_DIR, clean_env
 
 
@@ -29,7 +29,7 @@ def test_health_echoes_a_well_formed_request_id_and_replaces_a_malformed_one(cli
 
 
 def test_health_answers_503_with_a_detail_when_the_database_is_unreachable(free_port, settings):
-    # A real daphne whose DATABASE_URL points at a closed loopback port.
+    # A real web server whose DATABASE_URL points at a closed loopback port.
     env = clean_env(
         DATABASE_URL="postgresql://registry@127.0.0.1:1/registry",
         REDIS_URL=settings.REDIS_URL,
@@ -37,16 +37,7 @@ def test_health_answers_503_with_a_detail_when_the_database_is_unreachable(free_
         JWT_SIGNING_KEY="test-jwt-key-for-an-unreachable-database",
     )
     web = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(free_port),
-            "registry_site.asgi:application",
-        ],
+        asgi_server("registry_site.asgi:application", "127.0.0.1", free_port),
         cwd=PROJECT_DIR,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -60,7 +51,7 @@ def test_health_answers_503_with_a_detail_when_the_database_is_unreachable(free_
                 response = requests.get(f"http://127.0.0.1:{free_port}/health", timeout=15)
             except requests.ConnectionError:
                 time.sleep(0.2)
-        assert response is not None, "daphne did not start"
+        assert response is not None, "the web server did not start"
         body = response.json()
         assert response.status_code == 503
         assert set(body) == {"detail", "error_code", "request_id"}

@@ -30,7 +30,7 @@ def group(tmp_path):
     group = ProcessGroup(tmp_path)
     try:
         webs = [
-            group.daphne(f"web{n}", port, "registry_site.asgi:application") for n, port in enumerate(ports)
+            group.web(f"web{n}", port, "registry_site.asgi:application") for n, port in enumerate(ports)
         ]
         worker = group.start(
             "worker", "celery", "-A", "registry_site", "worker", "--pool", "solo", "--loglevel", "INFO"

@@ -14,7 +14,7 @@ from registry_site import preflight, supervisor
 
 class Command(BaseCommand):
     help = (
-        "Start the whole registry (daphne web + websocket, metrics service, metrics exporter, Celery worker, "
+        "Start the whole registry (web + websocket, metrics service, metrics exporter, Celery worker, "
         "Celery beat) as one group."
     )
 
@@ -51,19 +51,14 @@ class Command(BaseCommand):
         children = [
             supervisor.Child(
                 "web",
-                supervisor.python_module(
-                    "daphne", "-b", host, "-p", str(port), "registry_site.asgi:application"
-                ),
+                supervisor.asgi_server("registry_site.asgi:application", host, port),
             ),
             supervisor.Child(
                 "metrics",
-                supervisor.python_module(
-                    "daphne",
-                    "-b",
-                    settings.METRICS_SERVICE_HOST,
-                    "-p",
-                    str(settings.METRICS_SERVICE_PORT),
+                supervisor.asgi_server(
                     "registry_site.metrics_asgi:application",
+                    settings.METRICS_SERVICE_HOST,
+                    settings.METRICS_SERVICE_PORT,
                 ),
             ),
             supervisor.Child("exporter", supervisor.python_module("django", "metrics_exporter")),
