@@ -19,6 +19,7 @@ import redis
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import DatabaseError
 
 from accounts.authentication import principal_from_session_key
 from servers.live import stats
@@ -39,12 +40,12 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
     accepted = False
 
     async def websocket_connect(self, message) -> None:
-        """Joining the group and the snapshot need Redis; when it cannot serve the handshake in time the
-        socket is closed with 1013 (try again later), never answered with a 500."""
+        """Joining the group and the snapshot need Redis and the database; when they cannot serve the
+        handshake in time the socket is closed with 1013 (try again later), never answered with a 500."""
         try:
             await super().websocket_connect(message)
-        except (redis.RedisError, OSError, TimeoutError):
-            logger.warning("websocket handshake refused: Redis unavailable", exc_info=True)
+        except (redis.RedisError, DatabaseError, OSError, TimeoutError):
+            logger.warning("websocket handshake refused: Redis or the database unavailable", exc_info=True)
             if not self.accepted:
                 await self.accept()
             await self.close(code=CLOSE_TRY_AGAIN_LATER)
