@@ -14,6 +14,7 @@ class UiPermission(models.TextChoices):
     LIST_AGENTS = "list_agents"
     PUBLISH_AGENT = "publish_agent"
     MODIFY_AGENT = "modify_agent"
+    TOGGLE_AGENT = "toggle_agent"
     DELETE_AGENT = "delete_agent"
 
 

@@ -98,6 +98,10 @@ class Principal:
             return bool(granted)
         return normalize_path(path) in granted
 
+    def can_everywhere(self, permission: UiPermission | str) -> bool:
+        """Granted `permission` on `all` (or an admin): for every path, of servers and agents alike."""
+        return self.is_admin or ALL in self.ui.get(str(permission), frozenset())
+
     def allows_mcp(self, server_path: str, method: str, tool: str | None = None) -> bool:
         """May this caller send MCP `method` (for tools/call: to `tool`) to the server at `server_path`?"""
         if self.is_admin:

@@ -72,12 +72,17 @@ def agent_may_publish(principal: Principal, path: str | None = None) -> bool:
     return principal.can(UiPermission.PUBLISH_AGENT, path)
 
 
+# Servers and agents share the path syntax but not the permission namespace: a `*_service` grant on a
+# path names a server, so it never reaches the agent at the same path. The interface's `modify_service` and
+# `toggle_service` reach agents only when granted on `all`; per-path grants for agents are `*_agent`.
+
+
 def agent_may_modify(principal: Principal, agent: Agent) -> bool:
-    """The interface asks for `modify_service` and ownership; `modify_agent` is honoured as well."""
+    """`modify_agent` on the agent's path (or `modify_service` on all) and ownership, or admin."""
     if principal.is_admin:
         return True
-    granted = principal.can(UiPermission.MODIFY_SERVICE, agent.path) or principal.can(
-        UiPermission.MODIFY_AGENT, agent.path
+    granted = principal.can(UiPermission.MODIFY_AGENT, agent.path) or principal.can_everywhere(
+        UiPermission.MODIFY_SERVICE
     )
     return granted and _owns(principal, agent)
 
@@ -88,7 +93,10 @@ def agent_may_delete(principal: Principal, agent: Agent) -> bool:
 
 
 def agent_may_toggle(principal: Principal, agent: Agent) -> bool:
-    return principal.can(UiPermission.TOGGLE_SERVICE, agent.path)
+    """`toggle_agent` on the agent's path, or `toggle_service` on all, or admin."""
+    return principal.can(UiPermission.TOGGLE_AGENT, agent.path) or principal.can_everywhere(
+        UiPermission.TOGGLE_SERVICE
+    )
 
 
 # -- writes -----------------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ class UntrustedInputMiddleware:
             for source, values in (("query", request.GET), ("cookie", request.COOKIES)):
                 _check_pairs(source, values)
             if request.method == "POST" and request.content_type in FORM_TYPES:
+                request.body  # noqa: B018 (read and kept first, so DRF can parse the same body again later)
                 _check_pairs("form", request.POST)
         except InputRejected as rejected:
             return invalid_input_response(request, rejected.field, rejected.message)

@@ -153,7 +153,7 @@ class AgentDetailView(AgentView):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
         if not services.agent_may_modify(principal, agent):
-            raise _denied(f"You may not modify {agent.path}: it needs modify_service and ownership.")
+            raise _denied(f"You may not modify {agent.path}: it needs modify_agent and ownership.")
         serializer = _valid_card(request, agent)
         try:
             agent = services.agent_replace(actor=principal, agent=agent, **serializer.service_fields())
@@ -177,7 +177,7 @@ class AgentToggleView(AgentView):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
         if not services.agent_may_toggle(principal, agent):
-            raise _denied(f"You may not enable or disable {agent.path}: it needs toggle_service.")
+            raise _denied(f"You may not enable or disable {agent.path}: it needs toggle_agent.")
         enabled = _valid(ToggleQuerySerializer, request.query_params)["enabled"]
         agent = services.agent_toggle(actor=principal, agent=agent, enabled=enabled)
         state = "enabled" if agent.is_enabled else "disabled"

@@ -682,7 +682,7 @@ def test_put_without_modify_permission_and_ownership_is_403_and_changes_nothing(
 
     assert response.status_code == 403, reason
     assert response.json() == error_body(
-        response, "You may not modify /pub: it needs modify_service and ownership.", "permission_denied"
+        response, "You may not modify /pub: it needs modify_agent and ownership.", "permission_denied"
     )
     assert snapshot() == before
     assert embed_queue.ids() == []
@@ -781,11 +781,11 @@ def test_delete_by_a_stranger_is_403_and_of_a_hidden_agent_404(client, tokens, a
 
 @pytest.fixture
 def operator(member, scope_factory, token_for):
-    scope_factory("operators", group="operators", ui={"toggle_service": ["/pub-off", "/pub"]})
+    scope_factory("operators", group="operators", ui={"toggle_agent": ["/pub-off", "/pub"]})
     return token_for(member("otto", "operators"))
 
 
-def test_toggle_service_enables_and_disables(client, operator, agents):
+def test_toggle_agent_enables_and_disables(client, operator, agents):
     enabled = post(client, "toggle", None, operator, "pub-off", "?enabled=true")
     disabled = post(client, "toggle", None, operator, "pub-off", "?enabled=false")
 
@@ -798,14 +798,14 @@ def test_toggle_service_enables_and_disables(client, operator, agents):
     ]
 
 
-def test_toggle_without_toggle_service_is_403_even_for_the_owner(client, tokens, agents):
+def test_toggle_without_toggle_agent_is_403_even_for_the_owner(client, tokens, agents):
     before = snapshot()
 
     response = post(client, "toggle", None, tokens["olivia"], "pub-off", "?enabled=true")
 
     assert response.status_code == 403
     assert response.json() == error_body(
-        response, "You may not enable or disable /pub-off: it needs toggle_service.", "permission_denied"
+        response, "You may not enable or disable /pub-off: it needs toggle_agent.", "permission_denied"
     )
     assert snapshot() == before
 
@@ -840,3 +840,29 @@ def test_an_admin_toggles_any_agent(client, tokens, agents):
     response = post(client, "toggle", None, tokens["ada"], "priv", "?enabled=false")
 
     assert response.json() == {"path": "/priv", "is_enabled": False, "message": "Agent disabled."}
+
+
+def test_a_server_grant_on_a_path_never_reaches_the_agent_at_that_path(
+    client, member, scope_factory, token_for
+):
+    from servers.models import Server
+    from tests.factories import ServerFactory
+
+    scope_factory(
+        "alpha-server",
+        group="alpha-ops",
+        ui={"toggle_service": ["/alpha"], "list_service": ["/alpha"], "list_agents": ["all"]},
+    )
+    owner = member("ops-owner", "alpha-ops")
+    ServerFactory(path="/alpha", is_enabled=False)
+    AgentFactory(path="/alpha", owner=owner, visibility="public", is_enabled=False)
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token_for(owner)}"}
+
+    agent = client.post("/api/agents/alpha/toggle?enabled=true", **headers)
+    client.force_login(owner)
+    server = client.post("/api/toggle/alpha", {"enabled": "true"})
+
+    assert agent.status_code == 403
+    assert Agent.objects.get(path="/alpha").is_enabled is False
+    assert server.status_code == 200
+    assert Server.objects.get(path="/alpha").is_enabled is True

@@ -260,7 +260,7 @@ def test_a_bad_request_is_a_400_naming_the_field(client, body, field):
 def test_only_json_is_accepted(client):
     response = client.post(URL, {"query": "weather"})  # a form post
 
-    assert response.status_code == 415
+    assert response.status_code == 415, response.content
     assert response.json()["error_code"] == "unsupported_media_type"
 
 

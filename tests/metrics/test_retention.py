@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from metrics.models import AuthMetric, GenericMetric, RetentionPolicy
-from metrics.services import retention_policy_set
+from metrics.services import api_key_create, retention_policy_set
 from metrics.tasks import retention_cleanup_task
 
 pytestmark = pytest.mark.django_db
@@ -141,3 +141,24 @@ def test_the_daily_task_applies_the_default(rows, settings):
 
     assert deleted["auth_metrics"] == 1 and deleted["generic_metrics"] == 1
     assert RetentionPolicy.objects.count() == 0
+
+
+@pytest.mark.parametrize("body", ["[]", "0", "null", '"x"', "[{}]"])
+def test_a_cleanup_body_that_is_not_an_object_is_400_and_deletes_nothing(client, metrics_urls, body):
+    key = api_key_create(actor=None, service="ops", is_admin=True)[1]
+    old = AuthMetric.objects.create(
+        id=uuid.uuid4(),
+        service="s",
+        timestamp=timezone.now() - timedelta(days=400),
+        value=1,
+        success=True,
+        method="jwt",
+    )
+
+    response = client.post(
+        "/admin/retention/cleanup", body, content_type="application/json", HTTP_X_API_KEY=key
+    )
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == "The body must be a JSON object."
+    assert AuthMetric.objects.filter(pk=old.pk).exists()

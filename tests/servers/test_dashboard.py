@@ -26,6 +26,7 @@ def weather(db):
         tags=["forecast", "climate"],
         num_tools=7,
         license="MIT",
+        proxy_pass_url="http://127.0.0.1:9002/v1/mcp",  # the edit form below keeps this origin
         headers={"X-Api-Key": "upstream-secret"},
     )
 

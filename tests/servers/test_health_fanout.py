@@ -29,9 +29,7 @@ def group(tmp_path):
     ports = free_ports(2)
     group = ProcessGroup(tmp_path)
     try:
-        webs = [
-            group.web(f"web{n}", port, "registry_site.asgi:application") for n, port in enumerate(ports)
-        ]
+        webs = [group.web(f"web{n}", port, "registry_site.asgi:application") for n, port in enumerate(ports)]
         worker = group.start(
             "worker", "celery", "-A", "registry_site", "worker", "--pool", "solo", "--loglevel", "INFO"
         )
