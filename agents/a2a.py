@@ -62,6 +62,7 @@ OAUTH_FLOW_KEYS = {
     "scopes",
     "pkceRequired",
 }
+SCRIPT_SCHEMES = ("javascript:", "vbscript:", "data:")  # what a browser would run if a page linked it
 validate_interface_url = URLValidator(schemes=["http", "https", "grpc", "grpcs", "ws", "wss"])
 
 
@@ -200,6 +201,8 @@ def _read_flows(raw) -> dict:
                 f"flow '{name}' may hold only {', '.join(sorted(OAUTH_FLOW_KEYS))} "
                 "(URLs as strings, scopes as name → description, pkceRequired as true or false)."
             )
+        for key in (key for key in flow if key.endswith("Url")):  # never javascript: or data: links
+            _url(flow[key], f"{name}.{key}")
     return flows
 
 
@@ -266,6 +269,8 @@ def read_capabilities(raw) -> dict:
 def _read_extension(raw) -> dict:
     raw = _object(raw, "an extension {uri, description, required, params}")
     extension = {"uri": _text(raw.get("uri"), "uri", max_length=2048, required=True)}
+    if extension["uri"].strip().lower().startswith(SCRIPT_SCHEMES):
+        raise Invalid("an extension 'uri' may not be a javascript:, vbscript: or data: link.")
     if raw.get("description"):
         extension["description"] = _text(raw["description"], "description", max_length=2000)
     if "required" in raw:

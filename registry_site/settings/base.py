@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "registry_site.middleware.ServiceUrlconfMiddleware",
     "registry_site.middleware.RequestIdMiddleware",
     "registry_site.middleware.UntrustedInputMiddleware",
+    "registry_site.middleware.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -119,6 +120,17 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 # JSON deeper than this (objects and arrays) is refused with 400 on every surface.
 JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
+
+# Every page's Content-Security-Policy: scripts, styles and connections (websockets) from this origin only.
+CONTENT_SECURITY_POLICY = env.str(
+    "CONTENT_SECURITY_POLICY",
+    default=(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+)
+X_FRAME_OPTIONS = "DENY"
 
 # -- sessions and cookies --------------------------------------------------------------------------
 

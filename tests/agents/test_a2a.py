@@ -11,6 +11,7 @@ from a2a.types import AgentCard
 from django.urls import reverse
 from google.protobuf.json_format import MessageToDict, ParseDict
 
+from agents.a2a import Invalid, _read_extension, read_scheme
 from agents.models import Agent
 from tests.factories import AgentFactory
 
@@ -441,3 +442,29 @@ def test_json_edited_in_the_admin_without_checks_still_serves_a_parseable_card(c
     assert served["securitySchemes"] == {"fine": {"mtlsSecurityScheme": {}}}
     assert "securityRequirements" not in served
     canonical(served)
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [
+        {
+            "type": "oauth2",
+            "flows": {
+                "authorizationCode": {
+                    "authorizationUrl": "javascript:alert(1)",
+                    "tokenUrl": "https://t.example/token",
+                    "scopes": {},
+                }
+            },
+        },
+        {"type": "openIdConnect", "openIdConnectUrl": "javascript:alert(1)"},
+    ],
+)
+def test_script_links_in_security_schemes_are_refused(scheme):
+    with pytest.raises(Invalid):
+        read_scheme(scheme)
+
+
+def test_script_links_as_extension_uris_are_refused():
+    with pytest.raises(Invalid):
+        _read_extension({"uri": " JavaScript:alert(1)"})
