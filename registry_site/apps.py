@@ -6,3 +6,6 @@ class RegistrySiteConfig(AppConfig):
 
     name = "registry_site"
     verbose_name = "Registry"
+
+    def ready(self):
+        from registry_site import openapi  # noqa: F401 (registers the OpenAPI security schemes)

@@ -2,6 +2,7 @@
 registry."""
 
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
 
 from registry_site import views
 
@@ -11,5 +12,6 @@ handler500 = "registry_site.views.server_error"
 
 urlpatterns = [
     path("health", views.health, name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(urlconf="registry_site.metrics_urls"), name="schema"),
     path("", include("metrics.api.urls")),
 ]

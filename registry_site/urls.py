@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from registry_site import views
 
@@ -11,6 +12,8 @@ handler500 = "registry_site.views.server_error"
 
 urlpatterns = [
     path("health", views.health, name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
     path("", include("accounts.urls")),

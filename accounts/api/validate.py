@@ -21,6 +21,7 @@ from accounts.authentication import (
 )
 from accounts.principal import Principal
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented, header_parameter
 from registry_site.untrusted import InputRejected, check_text, json_loads
 from servers.selectors import server_is_routable
 
@@ -103,6 +104,23 @@ class ValidateView(APIView):
     permission_classes = [AllowAny]
     parser_classes = []
 
+    @documented(
+        request=None,
+        parameters=[
+            header_parameter(
+                "X-Original-URL",
+                "the URL the client called; its first path segment names the server",
+                required=True,
+            ),
+            header_parameter(
+                "X-Body", "the JSON-RPC body of the call (optional; a JSON request body works too)"
+            ),
+            header_parameter(
+                "X-Authorization", "the client's bearer credential, when Authorization is taken"
+            ),
+        ],
+        errors=(400, 401, 403, 413),
+    )
     def handle(self, request, *args, **kwargs):
         """The check, reported as one `auth_request` metric: success means the call was allowed (200)."""
         started = time.perf_counter()

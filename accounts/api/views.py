@@ -1,6 +1,7 @@
 """JSON endpoints of identity: providers, current user, tokens, and the reverse proxy's check."""
 
-from rest_framework import exceptions
+from drf_spectacular.utils import inline_serializer
+from rest_framework import exceptions, serializers
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -17,8 +18,34 @@ from accounts.services import (
     user_token_issue,
 )
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented
 from registry_site.parsers import JSONParser
 
+TOKEN = inline_serializer(
+    "TokenGrant",
+    {
+        "access_token": serializers.CharField(),
+        "token_type": serializers.CharField(),
+        "expires_in": serializers.IntegerField(),
+        "refresh_token": serializers.CharField(allow_null=True),
+        "scope": serializers.CharField(),
+    },
+)
+ME = inline_serializer(
+    "Me",
+    {
+        "username": serializers.CharField(),
+        "email": serializers.CharField(),
+        "auth_method": serializers.CharField(allow_null=True),
+        "provider": serializers.CharField(allow_null=True),
+        "scopes": serializers.ListField(child=serializers.CharField()),
+        "groups": serializers.ListField(child=serializers.CharField()),
+        "is_admin": serializers.BooleanField(),
+    },
+)
+PROVIDERS = inline_serializer(
+    "Providers", {"providers": serializers.ListField(child=serializers.DictField())}
+)
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 
@@ -32,6 +59,7 @@ class ProvidersView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
+    @documented(responses={200: PROVIDERS}, errors=())
     def get(self, request):
         return Response({"providers": login_providers(request)})
 
@@ -41,6 +69,7 @@ class MeView(APIView):
 
     permission_classes = [IsAuthenticatedPrincipal]
 
+    @documented(responses={200: ME}, errors=(401,))
     def get(self, request):
         principal = principal_of(request)
         return Response(
@@ -61,6 +90,7 @@ class TokenGenerateView(APIView):
 
     permission_classes = [IsAuthenticatedPrincipal]
 
+    @documented(request=TokenRequestSerializer, responses={200: TOKEN}, errors=(400, 401, 403, 413, 429))
     def post(self, request):
         principal = principal_of(request)
         serializer = TokenRequestSerializer(data=request.data)
@@ -85,6 +115,7 @@ class ClientCredentialsTokenView(APIView):
     permission_classes = [AllowAny]
     parser_classes = [FormParser, MultiPartParser, JSONParser]
 
+    @documented(request=ClientCredentialsSerializer, responses={200: TOKEN}, errors=(400, 401, 413))
     def post(self, request):
         serializer = ClientCredentialsSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -125,6 +156,7 @@ class AdminTokenView(APIView):
 
     permission_classes = [IsRegistryAdmin]
 
+    @documented(responses={200: TOKEN}, errors=(401, 403, 503))
     def get(self, request):
         try:
             grant = registry_service_token()

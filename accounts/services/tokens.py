@@ -208,7 +208,7 @@ def registry_service_token() -> TokenGrant:
             "No service account is configured: set REGISTRY_SERVICE_ACCOUNT to the username of an active "
             "service account (manage.py create_service_account).",
             code="service_account_not_configured",
-            status=500,
+            status=503,
         )
     return service_account_token(user)
 

@@ -19,6 +19,7 @@ from agents.search import ENTITY_TYPES, MAX_RESULTS, TOOL, Match, agents_semanti
 from registry_site import ratelimit
 from registry_site.embeddings import EmbeddingError
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented
 from registry_site.parsers import JSONParser
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,7 @@ class SemanticSearchView(APIView):
 class AgentSemanticSearchView(SemanticSearchView):
     """POST /api/agents/discover/semantic?query=...&max_results=...: the nearest agents the caller may see."""
 
+    @documented(parameters=[SemanticQuerySerializer], request=None, errors=(400, 401, 429, 500))
     def post(self, request):
         params = SemanticQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -134,6 +136,7 @@ class RegistrySemanticSearchView(SemanticSearchView):
 
     parser_classes = [JSONParser]
 
+    @documented(request=RegistrySemanticQuerySerializer, errors=(400, 401, 413, 415, 429, 500))
     def post(self, request):
         params = RegistrySemanticQuerySerializer(data=request.data)
         params.is_valid(raise_exception=True)

@@ -6,6 +6,7 @@ Agents the caller may not see answer 404 exactly like missing ones; refusals cha
 from dataclasses import asdict
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import AllowAny
@@ -31,7 +32,10 @@ from agents.api.serializers import (
 from agents.models import Agent
 from agents.selectors import agent_visible, agents_discovered, agents_listed
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented, path_parameter
 from registry_site.validators import normalize_path
+
+AGENT_PATH = path_parameter("agent_path", "the agent path, e.g. summarizer")
 
 
 class InvalidCard(serializers.ValidationError):
@@ -103,6 +107,7 @@ class AgentListView(AgentView):
 
     permission_classes = [AllowAny]
 
+    @documented(parameters=[AgentListQuerySerializer], errors=(400, 401))
     def get(self, request):
         params = _valid(AgentListQuerySerializer, request.query_params)
         principal = principal_of(request)
@@ -120,6 +125,11 @@ class AgentListView(AgentView):
 class AgentRegisterView(AgentView):
     """POST /api/agents/register: publish a card (disabled until toggled on); the caller owns it."""
 
+    @documented(
+        request=AgentCardSerializer,
+        responses={201: OpenApiTypes.OBJECT},
+        errors=(400, 401, 403, 409, 413, 422),
+    )
     def post(self, request):
         principal = principal_of(request)
         if not services.agent_may_publish(principal):
@@ -142,6 +152,7 @@ class AgentDetailView(AgentView):
     """GET (the card; `?format=a2a` for an A2A v1.0 AgentCard), PUT (replace) and DELETE
     /api/agents/{path}."""
 
+    @documented(parameters=[AGENT_PATH, AgentCardQuerySerializer])
     def get(self, request, agent_path: str):
         params = _valid(AgentCardQuerySerializer, request.query_params)
         agent = _agent_or_404(request, agent_path)
@@ -149,6 +160,7 @@ class AgentDetailView(AgentView):
             return Response(a2a_card(agent))
         return Response(AgentCardOutSerializer(agent).data)
 
+    @documented(parameters=[AGENT_PATH], request=AgentCardSerializer, errors=(400, 401, 403, 404, 413, 422))
     def put(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
@@ -161,6 +173,7 @@ class AgentDetailView(AgentView):
             raise _model_errors(exc) from None
         return Response(AgentCardOutSerializer(agent).data)
 
+    @documented(parameters=[AGENT_PATH], responses={204: None})
     def delete(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
@@ -173,6 +186,7 @@ class AgentDetailView(AgentView):
 class AgentToggleView(AgentView):
     """POST /api/agents/{path}/toggle?enabled=true|false."""
 
+    @documented(parameters=[AGENT_PATH, ToggleQuerySerializer], request=None)
     def post(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
@@ -189,6 +203,7 @@ class AgentDiscoverView(AgentView):
 
     permission_classes = [AllowAny]
 
+    @documented(parameters=[DiscoverQuerySerializer], request=DiscoverSerializer)
     def post(self, request):
         limit = _valid(DiscoverQuerySerializer, request.query_params)["max_results"]
         body = _valid(DiscoverSerializer, request.data)

@@ -5,6 +5,8 @@ registry's one format `{detail, error_code, request_id}`; validation failures ad
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,7 +22,33 @@ from metrics.selectors import retention_policies
 from metrics.services import metrics_ingest, retention_apply
 from metrics.validation import BatchError
 from registry_site.errors import ApiError, ErrorCode, error_body
+from registry_site.openapi import ErrorSerializer, documented
 from registry_site.untrusted import InputRejected, json_loads
+
+BATCH = inline_serializer(
+    "MetricsBatch",
+    {
+        "service": serializers.CharField(help_text="the service of the API key"),
+        "version": serializers.CharField(required=False),
+        "metrics": serializers.ListField(child=serializers.DictField(), help_text="docs/metrics.md"),
+    },
+)
+ACCEPTED = inline_serializer(
+    "MetricsAccepted",
+    {
+        "accepted": serializers.IntegerField(),
+        "rejected": serializers.IntegerField(),
+        "request_id": serializers.CharField(),
+        "errors": serializers.ListField(child=serializers.DictField(), required=False),
+    },
+)
+CLEANUP = inline_serializer(
+    "RetentionCleanup",
+    {
+        "dry_run": serializers.BooleanField(required=False),
+        "tables": serializers.ListField(child=serializers.CharField(), required=False),
+    },
+)
 
 
 class KeyedView(APIView):
@@ -46,6 +74,9 @@ class KeyedView(APIView):
 class IngestView(KeyedView):
     """POST /metrics: 202 when at least one metric was accepted, 422 when none was."""
 
+    @documented(
+        request=BATCH, responses={202: ACCEPTED, 422: ErrorSerializer}, errors=(400, 401, 413, 415, 429)
+    )
     def post(self, request):
         body = _json_body(request)
         try:
@@ -67,6 +98,7 @@ class RateLimitView(KeyedView):
 
     takes_token = False
 
+    @documented(errors=(401, 429))
     def get(self, request):
         decision = self.decision
         return Response(
@@ -82,6 +114,7 @@ class RateLimitView(KeyedView):
 class RetentionPoliciesView(KeyedView):
     permission_classes = [HasAdminKey]
 
+    @documented(errors=(401, 403, 429))
     def get(self, request):
         return Response({"default_days": settings.METRICS_RETENTION_DAYS, "policies": retention_policies()})
 
@@ -91,6 +124,7 @@ class RetentionCleanupView(KeyedView):
 
     permission_classes = [HasAdminKey]
 
+    @documented(request=CLEANUP, errors=(400, 401, 403, 413, 415, 429))
     def post(self, request):
         body = _json_body(request, empty_ok=True)
         if body is _EMPTY:

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "servestatic.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here (no CDN, CSP 'self')
     "channels",
     "allauth",
     "allauth.account",

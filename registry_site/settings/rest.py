@@ -15,5 +15,24 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "registry_site.errors.drf_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+# The OpenAPI 3 schema of the JSON APIs (/api/schema/, Swagger UI at /api/docs/; docs/api.md).
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MCP Gateway Registry API",
+    "DESCRIPTION": (
+        "Registry of MCP servers and A2A agents. Errors outside /v0.1 are "
+        "`{detail, error_code, request_id}` (see docs/errors.md); /v0.1 follows the official MCP Registry."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
 }

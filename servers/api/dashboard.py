@@ -8,6 +8,8 @@ message and call the same service.
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F, Prefetch, prefetch_related_objects
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +19,7 @@ from accounts.authentication import RegistrySessionAuthentication, principal_of
 from accounts.choices import UiPermission
 from accounts.principal import ALL, Principal
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented, path_parameter
 from registry_site.validators import normalize_path
 from servers.api.serializers import InternalServerSerializer, ServerInputSerializer
 from servers.models import Server, Tool
@@ -28,6 +31,9 @@ SESSION_CHALLENGE = 'Session realm="mcp-gateway-registry"'
 ENABLING_VALUES = {"on", "true", "1"}
 
 # -- reads and checks shared with the dashboard pages ----------------------------------------------
+
+SERVICE_PATH = path_parameter("service_path", "the server path, e.g. weather or team/weather")
+TOGGLE_FORM = inline_serializer("ToggleForm", {"enabled": serializers.BooleanField()})
 
 
 def server_visible(
@@ -175,6 +181,11 @@ class DashboardApiView(APIView):
 class ServerListView(DashboardApiView):
     """GET /api/servers?query=: the servers the caller may see."""
 
+    @documented(
+        parameters=[OpenApiParameter("query", str, description="search text")],
+        responses={200: OpenApiTypes.OBJECT},
+        errors=(400, 401),
+    )
     def get(self, request):
         servers, truncated = servers_listed(principal_of(request), request.query_params.get("query", ""))
         return Response({"servers": ServerSummarySerializer(servers, many=True).data, "truncated": truncated})
@@ -183,6 +194,11 @@ class ServerListView(DashboardApiView):
 class ToggleView(DashboardApiView):
     """POST /api/toggle/{path} (and /toggle/{path}): form `enabled`; needs toggle_service for the path."""
 
+    @documented(
+        parameters=[SERVICE_PATH],
+        request=TOGGLE_FORM,
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def post(self, request, service_path):
         server = dashboard_toggle(principal_of(request), service_path, request.data.get("enabled"))
         return Response({**ToggleResultSerializer(server).data, "message": toggle_message(server)})
@@ -191,6 +207,9 @@ class ToggleView(DashboardApiView):
 class RegisterView(DashboardApiView):
     """POST /api/register (and /register): the register form; the new server starts disabled."""
 
+    @documented(
+        request=ServerInputSerializer, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 409, 413)
+    )
     def post(self, request):
         server = dashboard_register(principal_of(request), request.data)
         return Response(
@@ -202,6 +221,10 @@ class RegisterView(DashboardApiView):
 class ServerDetailsView(DashboardApiView):
     """GET /api/server_details/{path}: one visible server; `all`: every visible server."""
 
+    @documented(
+        parameters=[SERVICE_PATH],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, service_path):
         principal = principal_of(request)
         if service_path == ALL:
@@ -218,6 +241,10 @@ class ServerDetailsView(DashboardApiView):
 class ToolsView(DashboardApiView):
     """GET /api/tools/{path}: the tools of one visible, enabled server; `all`: of every such server."""
 
+    @documented(
+        parameters=[SERVICE_PATH],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request, service_path):
         principal = principal_of(request)
         if service_path == ALL:
@@ -243,6 +270,11 @@ class ToolsView(DashboardApiView):
 class RefreshView(DashboardApiView):
     """POST /api/refresh/{path}: queue a health check and tool discovery; needs health_check_service."""
 
+    @documented(
+        parameters=[SERVICE_PATH],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def post(self, request, service_path):
         server = dashboard_refresh(principal_of(request), service_path)
         return Response({**HealthResultSerializer(server).data, "message": "Health check queued"})

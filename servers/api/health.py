@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import principal_of
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented
 from servers.live.stats import stats
 from servers.selectors import health_snapshot
 
@@ -18,6 +19,7 @@ from servers.selectors import health_snapshot
 class HealthSnapshotView(APIView):
     permission_classes = [AllowAny]
 
+    @documented(errors=())
     def get(self, request):
         principal = principal_of(request)
         return Response(health_snapshot(principal if principal.is_authenticated else None))
@@ -27,6 +29,7 @@ class WebsocketStatsView(APIView):
     authentication_classes = []
     permission_classes = [AllowAny]
 
+    @documented(errors=(503,))
     def get(self, request):
         try:
             return Response(stats())

@@ -4,6 +4,7 @@ answer; errors use the one error format."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,12 +21,15 @@ from accounts.services import (
 )
 from accounts.services.groups import GROUP_NAME_MAX_LENGTH
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import documented
 from registry_site.validators import PATH_MAX_LENGTH, normalize_path
 from servers.api.serializers import CommaListField, InternalServerSerializer, ServerInputSerializer
 from servers.models import Server
 from servers.services import ServerConflict, server_delete, server_refresh, server_register, server_toggle
 
 # -- input shapes ----------------------------------------------------------------------------------
+
+INTERNAL_ERRORS = (400, 401, 403, 404, 413, 503)  # 503: the internal API is off without ADMIN_PASSWORD
 
 
 class RegisterSerializer(ServerInputSerializer):
@@ -123,6 +127,11 @@ class InternalRegisterView(InternalView):
     Admins reach every server through the admin flag, so no scope changes; other groups get access
     only through add-to-groups."""
 
+    @documented(
+        request=RegisterSerializer,
+        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+        errors=INTERNAL_ERRORS + (409,),
+    )
     def post(self, request):
         serializer = RegisterSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -154,6 +163,7 @@ class InternalRegisterView(InternalView):
 class InternalRemoveView(InternalView):
     """POST /api/internal/remove: delete a server, its tools and every grant naming its path."""
 
+    @documented(request=ServicePathSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
         path = _valid(ServicePathSerializer, request.data)["service_path"]
         actor = principal_of(request)
@@ -165,6 +175,7 @@ class InternalRemoveView(InternalView):
 class InternalToggleView(InternalView):
     """POST /api/internal/toggle: set `enabled`, or flip the state when it is not sent."""
 
+    @documented(request=ToggleSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
         data = _valid(ToggleSerializer, request.data)
         with transaction.atomic():
@@ -186,6 +197,7 @@ class InternalHealthcheckView(InternalView):
     """POST /api/internal/healthcheck: the stored health of every server; queues a check of each
     enabled one (the answer does not wait for those checks)."""
 
+    @documented(request=None, errors=INTERNAL_ERRORS)
     def post(self, request):
         services = {}
         for server in Server.objects.order_by("path"):
@@ -202,6 +214,7 @@ class InternalHealthcheckView(InternalView):
 class InternalListView(InternalView):
     """GET /api/internal/list: every server with its health."""
 
+    @documented(errors=INTERNAL_ERRORS)
     def get(self, request):
         servers = Server.objects.order_by("path")
         return Response({"services": InternalServerSerializer(servers, many=True).data})
@@ -210,6 +223,7 @@ class InternalListView(InternalView):
 class InternalAddToGroupsView(InternalView):
     """POST /api/internal/add-to-groups: each group may list and call the server (all methods, tools)."""
 
+    @documented(request=GroupServerSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
         data = _valid(GroupServerSerializer, request.data)
         server = _server_or_404(data["server_name"])
@@ -233,6 +247,7 @@ class InternalAddToGroupsView(InternalView):
 class InternalRemoveFromGroupsView(InternalView):
     """POST /api/internal/remove-from-groups: take the server out of each group's own scope."""
 
+    @documented(request=GroupServerSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
         data = _valid(GroupServerSerializer, request.data)
         server = _server_or_404(data["server_name"])
@@ -257,6 +272,7 @@ class InternalRemoveFromGroupsView(InternalView):
 class InternalCreateGroupView(InternalView):
     """POST /api/internal/create-group."""
 
+    @documented(request=CreateGroupSerializer, errors=INTERNAL_ERRORS + (409, 502))
     def post(self, request):
         data = _valid(CreateGroupSerializer, request.data)
         try:
@@ -281,6 +297,7 @@ class InternalCreateGroupView(InternalView):
 class InternalDeleteGroupView(InternalView):
     """POST /api/internal/delete-group."""
 
+    @documented(request=DeleteGroupSerializer, errors=INTERNAL_ERRORS + (409, 502))
     def post(self, request):
         data = _valid(DeleteGroupSerializer, request.data)
         try:
@@ -305,6 +322,7 @@ class InternalDeleteGroupView(InternalView):
 class InternalListGroupsView(InternalView):
     """GET /api/internal/list-groups: registry groups, their scopes, and the identity provider's view."""
 
+    @documented(parameters=[ListGroupsQuerySerializer], errors=INTERNAL_ERRORS + (502,))
     def get(self, request):
         query = _valid(ListGroupsQuerySerializer, request.query_params)
         return Response(

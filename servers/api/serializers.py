@@ -4,8 +4,11 @@ and are shared by the dashboard forms and the internal API, so both accept exact
 import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from registry_site.openapi import TEXT_OR_LIST
 from registry_site.validators import (
     PATH_MAX_LENGTH,
     normalize_path,
@@ -19,6 +22,7 @@ MAX_TAGS = 50
 MAX_TOOLS = 1000
 
 
+@extend_schema_field(TEXT_OR_LIST)
 class CommaListField(serializers.Field):
     """A list given as a comma-separated string (forms) or a JSON list; items trimmed, empties dropped."""
 
@@ -50,6 +54,7 @@ class CommaListField(serializers.Field):
         return list(value)
 
 
+@extend_schema_field(OpenApiTypes.ANY)
 class JSONTextField(serializers.Field):
     """A JSON value given as text (forms) or already parsed (JSON bodies)."""
 

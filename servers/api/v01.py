@@ -7,12 +7,14 @@ from datetime import UTC
 
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
 from accounts.authentication import BearerAuthentication, principal_of
 from registry_site.errors import ApiError, ErrorCode
+from registry_site.openapi import V01Error, documented, path_parameter
 from registry_site.validators import PATH_PATTERN
 from servers.api.pagination import BadCursor, decode_cursor, encode_cursor
 from servers.api.v01_serializers import server_list, server_response
@@ -22,6 +24,16 @@ from servers.selectors import server_visible, servers_page
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 _INTEGER = re.compile(r"^[0-9]{1,7}$")
+
+SERVER_NAME = path_parameter("server_name", "the server name, URL-encoded: io.mcpgateway%2Fweather")
+LIST_PARAMETERS = [
+    OpenApiParameter("cursor", str, description="opaque cursor of the next page (`metadata.nextCursor`)"),
+    OpenApiParameter("limit", int, description="servers per page, 1-1000 (default 30)"),
+    OpenApiParameter("search", str, description="substring of the server name"),
+    OpenApiParameter("updated_since", str, description="RFC 3339 date-time with a time zone"),
+    OpenApiParameter("version", str, description="`latest` or a version"),
+    OpenApiParameter("include_deleted", bool),
+]
 
 
 def invalid(message: str) -> ApiError:
@@ -44,6 +56,7 @@ class V01View(APIView):
 class ServerListView(V01View):
     """GET /v0.1/servers: cursor, limit (1–1000), search, updated_since, version, include_deleted."""
 
+    @documented(parameters=LIST_PARAMETERS, errors=(400, 401, 429), error_body=V01Error)
     def get(self, request):
         params = request.query_params
         limit = self._limit(params.get("limit"))
@@ -99,6 +112,7 @@ class ServerVersionsView(V01View):
     """GET /v0.1/servers/{serverName}/versions (one entry: each server has one version) and
     GET /v0.1/servers/{serverName}/versions/{version} (`latest` or the server's own version)."""
 
+    @documented(parameters=[SERVER_NAME], errors=(401, 404), error_body=V01Error)
     def get(self, request, server_name: str, version: str | None = None):
         path = path_from_name(server_name)
         if path is None or not PATH_PATTERN.match(path):

@@ -316,7 +316,7 @@ def test_the_admin_token_endpoint(client, member, robot, settings):
 
     assert forbidden.status_code == 403
     assert forbidden.json()["error_code"] == "permission_denied"
-    assert unconfigured.status_code == 500
+    assert unconfigured.status_code == 503
     assert unconfigured.json()["error_code"] == "service_account_not_configured"
     assert "REGISTRY_SERVICE_ACCOUNT" in unconfigured.json()["detail"]
     assert configured.status_code == 200

@@ -1,9 +1,12 @@
 """Fields of the agent API's serializers: strict strings, http(s) URLs, card readers and tags."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.a2a import Invalid
+from registry_site.openapi import TEXT_OR_LIST
 from registry_site.validators import validate_http_url
 
 MAX_TAGS = 50
@@ -32,6 +35,7 @@ class HttpUrlField(StrictCharField):
         return value
 
 
+@extend_schema_field(OpenApiTypes.ANY)
 class ReaderField(serializers.Field):
     """A JSON value read by one of the card readers (agents.a2a); an `Invalid` becomes the field's message."""
 
@@ -49,6 +53,7 @@ class ReaderField(serializers.Field):
         return value
 
 
+@extend_schema_field(TEXT_OR_LIST)
 class TagsField(serializers.Field):
     """Comma-separated text in and out (the interface's card shape), a list in the database."""
 
