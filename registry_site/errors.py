@@ -12,6 +12,7 @@ from rest_framework import exceptions
 V01_PREFIXES = ("/v0.1/", "/v0/")
 JSON_PREFIXES = ("/api/", "/v0.1/", "/v0/", "/validate", "/.well-known/")
 SERVICE_SCOPE_KEY = "registry.service"  # set by an ASGI entry that serves another service (metrics)
+METRICS_URLCONF = "registry_site.metrics_urls"  # the metrics service's URLs: JSON only
 
 
 class ErrorCode(StrEnum):
@@ -103,7 +104,9 @@ def v01_error_response(status: int, message: str) -> JsonResponse:
 
 def speaks_json(request) -> bool:
     """Whether errors of this request are JSON: every path of the metrics service, the registry's APIs."""
-    if getattr(request, "scope", {}).get(SERVICE_SCOPE_KEY):
+    from django.conf import settings
+
+    if (getattr(request, "urlconf", None) or settings.ROOT_URLCONF) == METRICS_URLCONF:
         return True
     return request.path.startswith(JSON_PREFIXES)
 

@@ -4,8 +4,9 @@ import re
 import uuid
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.http.multipartparser import MultiPartParserError
 
-from registry_site.errors import SERVICE_SCOPE_KEY, invalid_input_response
+from registry_site.errors import METRICS_URLCONF, SERVICE_SCOPE_KEY, invalid_input_response
 from registry_site.untrusted import InputRejected, check_text
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
@@ -48,7 +49,7 @@ class RequestIdMiddleware:
         return response
 
 
-SERVICE_URLCONFS = {"metrics": "registry_site.metrics_urls"}
+SERVICE_URLCONFS = {"metrics": METRICS_URLCONF}
 
 
 class ServiceUrlconfMiddleware:
@@ -106,6 +107,8 @@ class UntrustedInputMiddleware:
                 _check_pairs("form", request.POST)
         except InputRejected as rejected:
             return invalid_input_response(request, rejected.field, rejected.message)
+        except MultiPartParserError as exc:  # a multipart body without a usable boundary or framing
+            return invalid_input_response(request, "form", f"Malformed multipart body: {exc}")
         return None
 
 

@@ -1,0 +1,172 @@
+"""Generated input against every operation of the published schemas, through the real Django stack and
+the real database: our own schema (/api/schema/ of the registry and of the metrics service) with admin
+credentials, and the official MCP Registry openapi.yaml for /v0.1. Every answer must be a non-5xx that
+matches the schema it was generated from. The examples are derandomized, so a CI run is repeatable, and
+bounded (FUZZ_EXAMPLES per operation) so the whole file takes a few minutes on 2 cores."""
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import pytest
+import schemathesis
+from django.conf import settings
+from django.core.wsgi import get_wsgi_application
+from django.test import Client
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    unsupported_method,
+)
+
+from metrics.services import api_key_create
+from tests.factories import ServerFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
+OFFICIAL_SPEC = Path(__file__).parent / "data" / "spec" / "openapi.yaml"
+FUZZ = hypothesis_settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def success_schema_conformance(ctx, response, case):
+    """The official spec's schema for 2xx answers. Its error bodies (`{"error": "<text>"}`) differ from
+    the registry interface's `{"error": {"code", "message"}}`, which /v0.1 follows (docs/api.md)."""
+    if response.status_code < 300:
+        return response_schema_conformance(ctx, response, case)
+    return None
+
+
+# Our schema: never a 5xx, answers as documented (body and content type), 405 for undeclared methods.
+# The credential matrix has tests of its own (these requests carry every credential at once), and whether
+# a schema-valid request is accepted is not asked: the schema says what a parameter is, not which servers
+# or agents exist.
+OWN_CHECKS = [
+    not_a_server_error,
+    response_schema_conformance,
+    content_type_conformance,
+    unsupported_method,
+]
+# The official spec: never a 5xx, and successful answers exactly as it describes them.
+OFFICIAL_CHECKS = [not_a_server_error, content_type_conformance, success_schema_conformance]
+INTERNAL_PASSWORD = "fuzzing internal password"
+
+
+class Credentials:
+    """What each family of endpoints authenticates with: admin bearer token, session (with its CSRF
+    token), internal Basic, metrics admin key."""
+
+    def __init__(self, token: str, session: str, csrf: str, metrics_key: str):
+        self.token, self.session, self.csrf, self.metrics_key = token, session, csrf, metrics_key
+
+    def headers_for(self, path: str) -> tuple[dict, dict]:
+        if path.startswith("/api/internal/"):
+            basic = base64.b64encode(f"ops:{INTERNAL_PASSWORD}".encode()).decode()
+            return {"Authorization": f"Basic {basic}"}, {}
+        if path.startswith(("/metrics", "/rate-limit", "/admin/retention")):
+            return {"X-API-Key": self.metrics_key}, {}
+        cookies = {settings.SESSION_COOKIE_NAME: self.session, settings.CSRF_COOKIE_NAME: self.csrf}
+        return {"Authorization": f"Bearer {self.token}", "X-CSRFToken": self.csrf}, cookies
+
+
+@pytest.fixture
+def credentials(settings, token_for):
+    settings.ADMIN_USER = "ops"
+    settings.ADMIN_PASSWORD = INTERNAL_PASSWORD
+    admin = UserFactory(username="fuzz-admin", is_superuser=True, is_staff=True)
+    ServerFactory(path="/weather")
+    UserFactory(username="registry-robot", is_service_account=True)
+    settings.REGISTRY_SERVICE_ACCOUNT = "registry-robot"  # GET /api/admin/tokens has a token to give
+    client = Client()
+    client.force_login(admin)
+    client.get("/api/tokens")  # sets the CSRF cookie
+    return Credentials(
+        token=token_for(admin),
+        session=client.cookies[settings.SESSION_COOKIE_NAME].value,
+        csrf=client.cookies[settings.CSRF_COOKIE_NAME].value,
+        metrics_key=api_key_create(actor=None, service="fuzz", is_admin=True)[1],
+    )
+
+
+def _schema(urlconf: str | None = None):
+    """The schema drf-spectacular publishes (as /api/schema/ serves it), run against the WSGI app."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = SchemaGenerator(urlconf=urlconf).get_schema(request=None, public=True)
+    schema = schemathesis.openapi.from_dict(document)
+    schema.app = get_wsgi_application()
+    return schema
+
+
+registry = _schema()
+metrics = _schema("registry_site.metrics_urls")
+official = schemathesis.openapi.from_path(OFFICIAL_SPEC)
+official.app = get_wsgi_application()
+# The read API: publishing and status edits belong to the official registry's publishers.
+official = official.include(method="GET")
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection(credentials):
+    """As Django's test client does: the WSGI app must not close the connection holding the test's
+    transaction between requests (after `credentials`, whose test client reconnects the signal)."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def metrics_urls(settings):
+    settings.ROOT_URLCONF = "registry_site.metrics_urls"
+
+
+SENT: dict[str, int] = {}  # requests per status class, reported to FUZZ_REPORT (a file) when it is set
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report():
+    yield
+    if target := os.environ.get("FUZZ_REPORT"):
+        Path(target).write_text(json.dumps(SENT, indent=1, sort_keys=True))
+
+
+def _call(case, credentials, **kwargs):
+    headers, cookies = credentials.headers_for(case.operation.path)
+    response = case.call(headers=headers, cookies=cookies)
+    status = f"{response.status_code // 100}xx"
+    SENT[status] = SENT.get(status, 0) + 1
+    SENT["requests"] = SENT.get("requests", 0) + 1
+    case.validate_response(response, **kwargs)
+
+
+@registry.parametrize()
+@FUZZ
+def test_registry_api_never_fails_and_answers_as_documented(case, credentials):
+    _call(case, credentials, checks=OWN_CHECKS)
+
+
+@metrics.parametrize()
+@FUZZ
+def test_metrics_api_never_fails_and_answers_as_documented(case, credentials, metrics_urls):
+    _call(case, credentials, checks=OWN_CHECKS)
+
+
+@official.parametrize()
+@FUZZ
+def test_v01_answers_as_the_official_registry_spec_says(case, credentials):
+    _call(case, credentials, checks=OFFICIAL_CHECKS)
