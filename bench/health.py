@@ -1,4 +1,4 @@
-"""Request benchmark for GET /health against a running `manage.py serve` (one daphne process).
+"""Request benchmark for GET /health against a running `manage.py serve` (one web process).
 
 Sequential keep-alive requests from one client, then 8 concurrent clients; bounded in count.
 Run: .venv/bin/python bench/health.py [--requests 2000]

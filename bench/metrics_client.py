@@ -5,7 +5,7 @@ this process that answers 202 (so the sender thread really posts while requests 
 1. `emit()` in a tight loop, in bursts of 1,000 with a pause between (the queue never fills);
 2. `/validate` (a registry token, an allowed `initialize`) through Django's test client in one process,
    alternating blocks with the client on and off so drift cancels out;
-3. `/validate` over HTTP through a real `manage.py serve` (daphne): four runs, off, on, on, off.
+3. `/validate` over HTTP through a real `manage.py serve` (the web process): four runs, off, on, on, off.
 
 Run: .venv/bin/python bench/metrics_client.py [--emits 20000] [--requests 2000] [--http-requests 1000]
 """
@@ -155,7 +155,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--emits", type=int, default=20_000)
     parser.add_argument("--requests", type=int, default=2000, help="per mode, through the test client")
-    parser.add_argument("--http-requests", type=int, default=1000, help="per mode, through daphne")
+    parser.add_argument("--http-requests", type=int, default=1000, help="per mode, through the web process")
     args = parser.parse_args()
     receiver = Receiver()
     port = free_port()
@@ -192,18 +192,18 @@ def main() -> None:
         f"| {off_ms:.3f} ms / {ms(inproc['validate_off'], 99):.3f} ms |"
     )
     print(
-        f"| `/validate`, daphne over HTTP, median / p99 | {ms(http_on):.2f} ms / {ms(http_on, 99):.2f} ms "
+        f"| `/validate`, web process over HTTP, median / p99 | {ms(http_on):.2f} ms / {ms(http_on, 99):.2f} ms "
         f"| {ms(http_off):.2f} ms / {ms(http_off, 99):.2f} ms |"
     )
     print()
     print(f"added per /validate (test client, median on − off): {(on_ms - off_ms) * 1000:.0f} µs")
     print(
-        f"ratio of medians on / off: test client {on_ms / off_ms:.3f}, daphne {ms(http_on) / ms(http_off):.3f}"
+        f"ratio of medians on / off: test client {on_ms / off_ms:.3f}, web process {ms(http_on) / ms(http_off):.3f}"
     )
     print(f"mean emit() on: {statistics.mean(inproc['emit_on']) * 1e6:.1f} µs")
     print(
         f"in process: sent {inproc['sent']}, dropped {inproc['dropped']}, received {received_in_process}; "
-        f"daphne: {received_http} auth_request metrics received for {2 * (args.http_requests // 2 + 100)} "
+        f"web process: {received_http} auth_request metrics received for {2 * (args.http_requests // 2 + 100)} "
         "requests with the client on"
     )
 

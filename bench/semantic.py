@@ -3,7 +3,7 @@
 Every agent has its own generated skill text and is embedded by the real model through `agents_embed()`
 (no reused or perturbed vectors), so the HNSW graph and the score distribution are those of real text;
 the backfill time is reported too. Then: the SQL alone (HNSW plan vs exact distances, and HNSW recall),
-HTTP latency through daphne, and how long a newly registered agent takes to become findable with the
+HTTP latency through the web process, and how long a newly registered agent takes to become findable with the
 worker and beat running.
 
 Run: .venv/bin/python bench/semantic.py [--agents 10000] [--requests 300] [--clients 4]

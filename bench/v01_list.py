@@ -1,4 +1,4 @@
-"""GET /v0.1/servers?limit=100 over 10,000 servers on one daphne process.
+"""GET /v0.1/servers?limit=100 over 10,000 servers on one web process.
 
 Run: .venv/bin/python bench/v01_list.py [--servers 10000] [--requests 300] [--clients 8]
 """
