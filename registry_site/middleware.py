@@ -1,23 +1,20 @@
-"""Request ids: accepted from a well-formed X-Request-ID or generated, echoed on every response."""
+"""The project's middleware, in the order of MIDDLEWARE: the service's URLs, request ids, the input rule
+and the security headers. Each is sync and async capable, so none forces a thread hop under ASGI."""
 
 import re
 import uuid
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
 from registry_site.errors import METRICS_URLCONF, SERVICE_SCOPE_KEY, invalid_input_response
 from registry_site.untrusted import InputRejected, check_text
 
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
-HEADER = "X-Request-ID"
 
-
-class RequestIdMiddleware:
-    """Gives each request an id that error bodies and logs carry, so a report can be traced.
-
-    Sync and async capable, so it never forces a thread hop under ASGI.
-    """
+class HybridMiddleware:
+    """`before` may answer in place of the view (returning a response); `after` sees every response the
+    view (or an inner middleware) gave."""
 
     sync_capable = True
     async_capable = True
@@ -31,73 +28,59 @@ class RequestIdMiddleware:
     def __call__(self, request):
         if self.is_async:
             return self._acall(request)
-        self._assign(request)
-        return self._stamp(request, self.get_response(request))
+        early = self.before(request)
+        return early if early is not None else self.after(request, self.get_response(request))
 
     async def _acall(self, request):
-        self._assign(request)
-        return self._stamp(request, await self.get_response(request))
+        early = self.before(request)
+        return early if early is not None else self.after(request, await self.get_response(request))
 
-    @staticmethod
-    def _assign(request) -> None:
-        incoming = request.headers.get(HEADER, "")
-        request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
+    def before(self, request):
+        return None
 
-    @staticmethod
-    def _stamp(request, response):
-        response[HEADER] = request.request_id
+    def after(self, request, response):
         return response
 
 
 SERVICE_URLCONFS = {"metrics": METRICS_URLCONF}
 
 
-class ServiceUrlconfMiddleware:
+class ServiceUrlconfMiddleware(HybridMiddleware):
     """Routes a request with the URLs of the service whose ASGI entry received it (the metrics service
     has its own entry, `registry_site/metrics_asgi.py`, and port); the registry's by default."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
-
-    def __call__(self, request):
+    def before(self, request):
         service = getattr(request, "scope", {}).get(SERVICE_SCOPE_KEY)
         if service:
             request.urlconf = SERVICE_URLCONFS[service]
-        return self.get_response(request)
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+HEADER = "X-Request-ID"
+
+
+class RequestIdMiddleware(HybridMiddleware):
+    """Gives each request an id that error bodies and logs carry, so a report can be traced: a
+    well-formed X-Request-ID is kept, anything else replaced; echoed on every response."""
+
+    def before(self, request):
+        incoming = request.headers.get(HEADER, "")
+        request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
+
+    def after(self, request, response):
+        response[HEADER] = request.request_id
+        return response
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
-class UntrustedInputMiddleware:
+class UntrustedInputMiddleware(HybridMiddleware):
     """The shared input rule (`registry_site.untrusted`) on what every view of both services reads from
     the request line and forms: the path, query parameters, form fields and cookies. JSON bodies get the
     same rule in their parser."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
-
-    def __call__(self, request):
-        if self.is_async:
-            return self._acall(request)
-        return self.refusal(request) or self.get_response(request)
-
-    async def _acall(self, request):
-        return self.refusal(request) or await self.get_response(request)
-
-    @staticmethod
-    def refusal(request):
+    def before(self, request):
         try:
             check_text(request.path, "path")
             for source, values in (("query", request.GET), ("cookie", request.COOKIES)):
@@ -120,36 +103,20 @@ def _check_pairs(source: str, values) -> None:
             check_text(value, name)
 
 
-class SecurityHeadersMiddleware:
+class SecurityHeadersMiddleware(HybridMiddleware):
     """A Content-Security-Policy (CONTENT_SECURITY_POLICY) and the usual hardening headers on every
     response of both services; Django's SecurityMiddleware adds nosniff, Referrer-Policy and COOP, the
     clickjacking middleware X-Frame-Options. Pages load scripts and styles from this origin only."""
 
-    sync_capable = True
-    async_capable = True
-
     def __init__(self, get_response):
-        from django.conf import settings
-
-        self.get_response = get_response
+        super().__init__(get_response)
         self.headers = {
             "Content-Security-Policy": settings.CONTENT_SECURITY_POLICY,
             "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
             "Cross-Origin-Resource-Policy": "same-origin",
         }
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
 
-    def __call__(self, request):
-        if self.is_async:
-            return self._acall(request)
-        return self._stamp(self.get_response(request))
-
-    async def _acall(self, request):
-        return self._stamp(await self.get_response(request))
-
-    def _stamp(self, response):
+    def after(self, request, response):
         for name, value in self.headers.items():
             response.headers.setdefault(name, value)
         return response
