@@ -10,29 +10,15 @@ Everything after that (unstorable text, JSON depth) is the shared rule of `regis
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Callable
 
-from registry_site.errors import V01_PREFIXES, ErrorCode, V01Code
-
-
-def _error(path: str, status: int, detail: str, code: str) -> bytes:
-    if path.startswith(V01_PREFIXES):
-        v01 = V01Code.INVALID_PARAMETER if status == 400 else V01Code.INTERNAL_ERROR
-        return json.dumps({"error": {"code": str(v01), "message": detail}}).encode()
-    return json.dumps({"detail": detail, "error_code": code, "request_id": uuid.uuid4().hex}).encode()
+from registry_site.errors import ErrorCode, asgi_error
 
 
 async def _answer(send, path: str, status: int, detail: str, code: str) -> None:
-    body = _error(path, status, detail, code)
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await asgi_error(
+        send, path=path, status=status, detail=detail, code=code, headers={"Connection": "close"}
+    )
 
 
 class RequestGuard:

@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     DATABASE_UNAVAILABLE = "database_unavailable"
     REDIS_UNAVAILABLE = "redis_unavailable"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    UPSTREAM_UNAVAILABLE = "upstream_unavailable"
+    UPSTREAM_TIMEOUT = "upstream_timeout"
     SERVER_ERROR = "server_error"
     SEARCH_ERROR = "SEARCH_ERROR"
 
@@ -170,3 +172,30 @@ def drf_exception_handler(exc, context):
     else:
         response.data = error_body(request, _detail_of(response.data, exc), _code_of(exc))
     return response
+
+
+async def asgi_error(
+    send, *, path: str, status: int, detail: str, code: ErrorCode | str, headers: dict | None = None
+) -> None:
+    """An error answered at the ASGI level, before Django (the request guard, the gateway), in the same
+    formats: `/v0.1` in its own, everything else `{detail, error_code, request_id}`."""
+    import json
+    import uuid
+
+    if path.startswith(V01_PREFIXES):
+        v01 = _V01_BY_STATUS.get(status, V01Code.INTERNAL_ERROR)
+        body = json.dumps({"error": {"code": str(v01), "message": detail}}).encode()
+    else:
+        body = json.dumps(
+            {"detail": detail, "error_code": str(code), "request_id": uuid.uuid4().hex}
+        ).encode()
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *(
+            (name.lower().encode("latin-1"), value.encode("latin-1"))
+            for name, value in (headers or {}).items()
+        ),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})

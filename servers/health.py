@@ -97,7 +97,7 @@ class _HttpWatch:
 
 
 @cache
-def _ssl_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One verifying TLS context per process. httpx2 builds a new one for every client, loading the
     whole CA bundle (35–60 ms of CPU), which was most of a check's cost (`docs/benchmarks.md`)."""
     return httpx2.create_ssl_context()
@@ -113,7 +113,7 @@ def _http_client(
         headers=headers,
         timeout=timeout,
         auth=auth,
-        verify=_ssl_context(),
+        verify=tls_context(),
         event_hooks={"response": [watch.on_response]},
     )
 

@@ -1,0 +1,277 @@
+"""The gateway's ASGI application, ahead of Django's middleware in `registry_site/asgi.py`.
+
+`/<server path>/mcp` is authenticated (the same Principal as every surface: registry or identity-provider
+bearer token, or a session), authorized message by message, and streamed to the server's
+`proxy_pass_url` with the server's own outbound headers in place of the client's credentials.
+`Mcp-Session-Id` and `MCP-Protocol-Version` pass through untouched, so sessions live between client and
+server and any gateway process serves any request. Anything that is not a gateway path goes to Django.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+
+import httpx2
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.urls import Resolver404, resolve
+from rest_framework import exceptions
+
+from accounts.authentication import principal_from_bearer, principal_from_session_key
+from accounts.principal import Principal
+from registry_site.errors import ErrorCode, asgi_error
+from registry_site.untrusted import InputRejected, json_loads
+from servers.gateway import messages, paths, upstream
+from servers.models import Server
+
+logger = logging.getLogger(__name__)
+
+CHALLENGE = 'Bearer realm="mcp-gateway-registry"'
+# Request headers a client may send on to the server; everything else (credentials, cookies, hop-by-hop
+# headers) stays here. The server's outbound headers are added to these.
+FORWARDED_REQUEST_HEADERS = (
+    "accept",
+    "content-type",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+)
+FORWARDED_RESPONSE_HEADERS = ("content-type", "mcp-session-id", "mcp-protocol-version", "cache-control")
+
+
+@dataclass(frozen=True)
+class Route:
+    server: Server
+    principal: Principal
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, code: ErrorCode | str, detail: str, headers: dict | None = None):
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.headers = status, code, detail, headers or {}
+
+
+def _header(scope, name: bytes) -> str:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
+class NotOurs(Exception):
+    """A path that ends like a gateway path but names no registered server, while Django serves it (the
+    edit page of a server whose path is `/mcp`, say)."""
+
+
+def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie: str) -> Route:
+    """The server (longest registered prefix, enabled) and the caller; Refusal otherwise."""
+    found = Server.objects.filter(path__in=candidates).only("path", "is_enabled", "proxy_pass_url", "headers")
+    servers = {server.path: server for server in found}
+    server = next((servers[candidate] for candidate in candidates if candidate in servers), None)
+    if server is None:
+        try:
+            resolve(path)
+        except Resolver404:
+            raise Refusal(404, ErrorCode.NOT_FOUND, f"No MCP server at {candidates[0]}.") from None
+        raise NotOurs
+    if not server.is_enabled:
+        raise Refusal(404, ErrorCode.NOT_FOUND, f"The MCP server at {server.path} is disabled.")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        try:
+            principal = principal_from_bearer(token.strip())
+        except exceptions.AuthenticationFailed as failed:
+            raise Refusal(
+                401, failed.get_codes(), str(failed.detail), {"WWW-Authenticate": CHALLENGE}
+            ) from None
+    else:
+        morsel = SimpleCookie(cookie).get(settings.SESSION_COOKIE_NAME) if cookie else None
+        principal = principal_from_session_key(morsel.value if morsel else None)
+        if principal is None:
+            raise Refusal(
+                401,
+                ErrorCode.NOT_AUTHENTICATED,
+                "Authentication credentials were not provided.",
+                {"WWW-Authenticate": CHALLENGE},
+            )
+    return Route(server=server, principal=principal)
+
+
+async def _read_body(receive, limit: int) -> bytes:
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise asyncio.CancelledError  # the client went away before its request was whole
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise Refusal(413, ErrorCode.PAYLOAD_TOO_LARGE, f"The request body is larger than {limit} bytes.")
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+async def _json(send, status: int, payload) -> None:
+    """A JSON answer of the gateway's own (`None`: an empty 202 for notifications only)."""
+    body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
+    headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        headers.append((b"content-type", b"application/json"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Gateway:
+    """Serves gateway paths; hands every other request to `fallback` (the Django application)."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.fallback(scope, receive, send)
+        raw_path = scope.get("raw_path") or scope["path"].encode()
+        try:
+            target = paths.gateway_path(raw_path)
+        except paths.PathRefused as refused:
+            return await asgi_error(
+                send, path=scope["path"], status=400, detail=str(refused), code=ErrorCode.BAD_REQUEST
+            )
+        if target is None:
+            return await self.fallback(scope, receive, send)
+        try:
+            await self.serve(scope, receive, send, target)
+        except NotOurs:
+            await self.fallback(scope, receive, send)
+        except Refusal as refusal:
+            await asgi_error(
+                send,
+                path=scope["path"],
+                status=refusal.status,
+                detail=refusal.detail,
+                code=refusal.code,
+                headers=refusal.headers,
+            )
+        except asyncio.CancelledError:
+            pass  # the client went away; nothing to answer
+
+    async def serve(self, scope, receive, send, target: paths.GatewayPath) -> None:
+        method = scope["method"]
+        if method not in ("GET", "POST", "DELETE"):
+            raise Refusal(
+                405,
+                ErrorCode.METHOD_NOT_ALLOWED,
+                f"{method} is not an MCP method.",
+                {"Allow": "GET, POST, DELETE"},
+            )
+        route = await database_sync_to_async(_resolve)(
+            scope["path"], target.candidates, _header(scope, b"authorization"), _header(scope, b"cookie")
+        )
+        server_path, principal = route.server.path, route.principal
+        checked = None
+        body = b""
+        if method == "POST":
+            raw = await _read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+            try:
+                checked = messages.check_body(json_loads(raw), principal, server_path)
+            except InputRejected as rejected:
+                code = messages.PARSE_ERROR if rejected.unparsable else messages.INVALID_REQUEST
+                return await _json(send, 400, messages.error_message(None, code, str(rejected)))
+            except messages.BodyRefused as refused:
+                return await _json(send, 400, messages.error_message(None, refused.code, str(refused)))
+            if not checked.forward:
+                if not checked.denied:
+                    return await _json(send, 202, None)
+                return await _json(send, 200, checked.denied if checked.batch else checked.denied[0])
+            body = checked.forward_body()
+        elif not principal.allows_mcp(server_path, "initialize"):
+            raise Refusal(
+                403,
+                ErrorCode.PERMISSION_DENIED,
+                f"'{principal.username}' may not use server '{server_path}'.",
+            )
+        await self.forward(scope, receive, send, route, method, body, checked)
+
+    async def forward(self, scope, receive, send, route: Route, method: str, body: bytes, checked) -> None:
+        headers = {
+            name: value for name in FORWARDED_REQUEST_HEADERS if (value := _header(scope, name.encode()))
+        }
+        headers.update(route.server.headers or {})
+        url = route.server.proxy_pass_url
+        if query := scope.get("query_string", b""):
+            url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
+        http = upstream.client()
+        request = http.build_request(
+            method, url, headers=headers, content=body or None, timeout=upstream.timeout()
+        )
+        relay = asyncio.create_task(self.relay(http, request, send, route, checked))
+        watch = asyncio.create_task(_disconnected(receive))
+        done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (relay, watch):
+            if task not in done:
+                task.cancel()
+        if relay in done:
+            relay.result()  # a Refusal raised before the answer started is answered by the caller
+
+    async def relay(self, http, request, send, route: Route, checked) -> None:
+        try:
+            response = await http.send(request, stream=True)
+        except httpx2.TimeoutException:
+            raise Refusal(
+                504,
+                ErrorCode.UPSTREAM_TIMEOUT,
+                f"The MCP server at {route.server.path} did not answer in time.",
+            ) from None
+        except httpx2.HTTPError as exc:
+            raise Refusal(
+                502,
+                ErrorCode.UPSTREAM_UNAVAILABLE,
+                f"The MCP server at {route.server.path} could not be reached ({type(exc).__name__}).",
+            ) from None
+        try:
+            await self.answer(response, send, route, checked)
+        finally:
+            await response.aclose()
+
+    async def answer(self, response, send, route: Route, checked) -> None:
+        principal, server_path = route.principal, route.server.path
+        content_type = response.headers.get("content-type", "")
+        headers = [
+            (name.encode(), response.headers[name].encode("latin-1"))
+            for name in FORWARDED_RESPONSE_HEADERS
+            if name in response.headers
+        ]
+        if (
+            checked is not None
+            and content_type.startswith("application/json")
+            and (checked.tool_lists or checked.denied)
+        ):
+            body = messages.merged_json(await response.aread(), checked, principal, server_path)
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        if checked is not None and checked.denied and response.status_code == 202:
+            return await _json(send, 200, checked.denied if checked.batch else checked.denied[0])
+        rewriter = (
+            messages.SseRewriter(checked, principal, server_path)
+            if checked and content_type.startswith("text/event-stream")
+            else None
+        )
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+        async for chunk in response.aiter_raw():
+            out = rewriter.feed(chunk) if rewriter else chunk
+            if out:
+                await send({"type": "http.response.body", "body": out, "more_body": True})
+        tail = rewriter.close() if rewriter else b""
+        if rewriter and checked.denied:
+            tail += b"".join(messages.sse_event(denied) for denied in checked.denied)
+        await send({"type": "http.response.body", "body": tail})
+
+
+async def _disconnected(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

@@ -1,0 +1,51 @@
+"""Which server a gateway request names. The path is checked on the raw bytes the client sent before
+anything is decoded: dot segments, empty segments and encoded separators (`%2e`, `%2f`, `%5c`) are
+refused, so the server that is authorised is always the server that is reached (a proxy in front that
+normalises differently cannot turn `/alpha/../beta/mcp` into a request for `/beta`). The server is the
+longest registered path that prefixes what precedes the MCP endpoint (`/team/weather/mcp` is
+`/team/weather` when it exists, else `/team`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from registry_site.validators import PATH_PATTERN
+
+ENDPOINTS = ("mcp",)  # streamable HTTP: `/<path>/mcp`
+_ENCODED_SEPARATORS = re.compile(rb"%(2e|2f|5c)", re.IGNORECASE)
+
+
+class PathRefused(ValueError):
+    """A gateway path that could name more than one thing; answered 400, never routed."""
+
+
+@dataclass(frozen=True)
+class GatewayPath:
+    candidates: tuple[str, ...]  # server paths it could name, longest first
+    endpoint: str
+
+
+def gateway_path(raw_path: bytes) -> GatewayPath | None:
+    """The server paths a request path could name, or None when it is not a gateway path at all.
+
+    Raises PathRefused for a gateway path that is ambiguous or malformed."""
+    path = raw_path.split(b"?", 1)[0]
+    trimmed = path[:-1] if path.endswith(b"/") else path
+    head, _, endpoint = trimmed.rpartition(b"/")
+    if endpoint.decode("latin-1") not in ENDPOINTS or not head:
+        return None
+    if _ENCODED_SEPARATORS.search(path) or b"\\" in path:
+        raise PathRefused("Encoded dots, slashes or backslashes are not allowed in a gateway path.")
+    try:
+        text = head.decode("ascii")
+    except UnicodeDecodeError:
+        raise PathRefused("A gateway path is ASCII letters, digits, '-', '_' and '/'.") from None
+    segments = text.split("/")[1:]
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise PathRefused("Empty, '.' and '..' segments are not allowed in a gateway path.")
+    if not PATH_PATTERN.match(text.lower()):
+        raise PathRefused("A gateway path is lower-case letters, digits, '-' and '_' between '/'.")
+    lowered = [segment.lower() for segment in segments]
+    candidates = tuple("/" + "/".join(lowered[:end]) for end in range(len(lowered), 0, -1))
+    return GatewayPath(candidates=candidates, endpoint=endpoint.decode("ascii"))

@@ -1,0 +1,271 @@
+"""The built-in gateway over real HTTP: the registry's ASGI application served by uvicorn on loopback,
+real MCP servers behind it (the official SDK, streamable HTTP with sessions and a stateless JSON one), and
+the official SDK client in front, connecting to the URL the registry advertises."""
+
+import http.client
+import json
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import MCPServer
+from mcp.shared.exceptions import MCPError
+
+from servers.models import Server
+from tests.factories import ServerFactory
+from tests.mcp_servers import (  # noqa: F401
+    AUTH_TOKEN,
+    SilentServer,
+    UvicornThread,
+    auth_server_fixture,
+    fault_servers_fixture,
+    loopback_socket,
+    time_server_fixture,
+    time_tools,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ADD_AND_ECHO = {
+    "server": "/clock",
+    "methods": ["initialize", "tools/list", "tools/call"],
+    "tools": ["add", "echo"],
+}
+
+
+@pytest.fixture
+def gateway():
+    """The registry's ASGI application (gateway in front of Django) on a loopback port."""
+    from registry_site.asgi import application
+
+    running = UvicornThread(application, loopback_socket()).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def json_server():
+    """A stateless MCP server answering plain JSON (no SSE, no sessions)."""
+    app = time_tools(MCPServer("Stateless", log_level="WARNING")).streamable_http_app(
+        json_response=True, stateless_http=True
+    )
+    running = UvicornThread(app, loopback_socket()).start()
+    yield running.url("/mcp")
+    running.stop()
+
+
+@pytest.fixture
+def caller(member, scope_factory, token_for):
+    """A token for a user granted `rules` (server rules) and nothing else."""
+
+    def make(*rules, name="gina"):
+        scope_factory(f"{name}-scope", group=f"{name}-group", server_rules=list(rules))
+        return token_for(member(name, f"{name}-group"))
+
+    return make
+
+
+async def _session(url: str, token: str | None, work):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(20)) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as client:
+            return await work(client)
+
+
+def run(url: str, token: str | None, work):
+    return anyio.run(_session, url, token, work)
+
+
+async def list_and_call(client):
+    tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+    added = await client.call_tool("add", {"a": 2, "b": 3})
+    try:
+        await client.call_tool("current_time", {"timezone": "UTC"})
+        denied = None
+    except MCPError as error:
+        denied = str(error)
+    return tools, added.content[0].text, denied
+
+
+@pytest.mark.parametrize("upstream", ["time_server", "json_server"])
+def test_a_client_lists_only_its_tools_and_calls_them_through_the_advertised_url(
+    gateway, caller, request, upstream
+):
+    ServerFactory(path="/clock", proxy_pass_url=request.getfixturevalue(upstream))
+    token = caller(ADD_AND_ECHO)
+
+    tools, added, denied = run(gateway.url("/clock/mcp"), token, list_and_call)
+
+    assert tools == ["add", "echo"]
+    assert added == "5"
+    assert denied == "Access denied: 'gina' may not call tool 'current_time' on server '/clock'."
+
+
+def test_the_gateway_url_is_the_one_v01_advertises(gateway, caller, time_server, client):
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    token = caller(ADD_AND_ECHO, {"server": "/clock", "methods": ["*"], "tools": ["*"]})
+    listing = client.get(
+        "/v0.1/servers", HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_HOST=f"127.0.0.1:{gateway.port}"
+    ).json()
+    url = listing["servers"][0]["server"]["packages"][0]["transport"]["url"]
+
+    tools, _, _ = run(url, token, list_and_call)
+
+    assert url == gateway.url("/clock/mcp")
+    assert tools == ["add", "current_time", "echo"]
+
+
+def post(port: int, path: str, body, headers: dict | None = None) -> tuple[int, dict, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+    connection.request(
+        "POST",
+        path,
+        payload,
+        {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **(headers or {}),
+        },
+    )
+    response = connection.getresponse()
+    return response.status, dict(response.getheaders()), response.read()
+
+
+def test_without_credentials_it_is_401_with_a_bearer_challenge(gateway, time_server):
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+
+    status, headers, body = post(gateway.port, "/clock/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+
+    assert status == 401
+    assert headers["www-authenticate"] == 'Bearer realm="mcp-gateway-registry"'
+    assert json.loads(body)["error_code"] == "not_authenticated"
+
+
+def test_unknown_and_disabled_servers_are_404(gateway, caller, time_server):
+    ServerFactory(path="/clock", proxy_pass_url=time_server, is_enabled=False)
+    token = {"Authorization": f"Bearer {caller(ADD_AND_ECHO)}"}
+
+    unknown = post(gateway.port, "/nowhere/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, token)
+    disabled = post(gateway.port, "/clock/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, token)
+
+    assert (unknown[0], json.loads(unknown[2])["error_code"]) == (404, "not_found")
+    assert (disabled[0], json.loads(disabled[2])["error_code"]) == (404, "not_found")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/alpha/../beta/mcp",
+        "/alpha/%2e%2e/beta/mcp",
+        "/alpha/%2E%2E/beta/mcp",
+        "/alpha//beta/mcp",
+        "/alpha%2fbeta/mcp",
+    ],
+)
+def test_paths_that_could_name_another_server_are_refused(gateway, caller, time_server, path):
+    ServerFactory(path="/alpha", proxy_pass_url=time_server)
+    ServerFactory(path="/beta", proxy_pass_url=time_server)
+    token = caller({"server": "/alpha", "methods": ["*"], "tools": ["*"]})
+
+    status, _, body = post(
+        gateway.port,
+        path,
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"Authorization": f"Bearer {token}"},
+    )
+
+    assert status == 400
+    assert json.loads(body)["error_code"] == "bad_request"
+
+
+def test_the_longest_registered_prefix_is_the_server(gateway, caller, time_server, fault_servers):
+    ServerFactory(path="/team", proxy_pass_url=fault_servers.refused)
+    ServerFactory(path="/team/weather", proxy_pass_url=time_server)
+    token = caller({"server": "/team/weather", "methods": ["*"], "tools": ["*"]})
+
+    tools, added, _ = run(gateway.url("/team/weather/mcp"), token, list_and_call)
+
+    assert (tools, added) == (["add", "current_time", "echo"], "5")
+
+
+def test_a_batch_of_denied_calls_is_answered_by_the_gateway_and_nothing_is_forwarded(
+    gateway, caller, fault_servers
+):
+    ServerFactory(path="/clock", proxy_pass_url=fault_servers.refused)  # reaching it would be a 502
+    token = caller(ADD_AND_ECHO)
+    batch = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "current_time", "arguments": {}},
+        },
+        {"jsonrpc": "2.0", "id": "b", "method": "resources/list"},
+    ]
+
+    status, _, body = post(gateway.port, "/clock/mcp", batch, {"Authorization": f"Bearer {token}"})
+
+    assert status == 200
+    answers = json.loads(body)
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(1, -32001), ("b", -32001)]
+    assert (
+        answers[1]["error"]["message"]
+        == "Access denied: 'gina' may not call 'resources/list' on server '/clock'."
+    )
+
+
+def test_unparsable_bodies_get_json_rpc_errors(gateway, caller, time_server):
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    auth = {"Authorization": f"Bearer {caller(ADD_AND_ECHO)}"}
+
+    not_json = post(gateway.port, "/clock/mcp", b"{nope", auth)
+    not_rpc = post(gateway.port, "/clock/mcp", [1, 2], auth)
+
+    assert (not_json[0], json.loads(not_json[2])["error"]["code"]) == (400, -32700)
+    assert (not_rpc[0], json.loads(not_rpc[2])["error"]["code"]) == (400, -32600)
+
+
+def test_the_servers_own_headers_replace_the_clients_credentials(gateway, caller, auth_server):
+    ServerFactory(
+        path="/locked", proxy_pass_url=auth_server, headers={"Authorization": f"Bearer {AUTH_TOKEN}"}
+    )
+    token = caller({"server": "/locked", "methods": ["*"], "tools": ["*"]})
+
+    tools, added, _ = run(gateway.url("/locked/mcp"), token, list_and_call)
+
+    assert (tools, added) == (["add", "current_time", "echo"], "5")
+
+
+def test_an_unreachable_server_is_502_and_a_silent_one_504(gateway, caller, fault_servers, settings):
+    settings.GATEWAY_TIMEOUT_SECONDS = 1.0
+    ServerFactory(path="/down", proxy_pass_url=fault_servers.refused)
+    ServerFactory(path="/slow", proxy_pass_url=fault_servers.silent)
+    token = caller({"server": "*", "methods": ["*"], "tools": ["*"]})
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+    down = post(gateway.port, "/down/mcp", ping, {"Authorization": f"Bearer {token}"})
+    slow = post(gateway.port, "/slow/mcp", ping, {"Authorization": f"Bearer {token}"})
+
+    assert (down[0], json.loads(down[2])["error_code"]) == (502, "upstream_unavailable")
+    assert (slow[0], json.loads(slow[2])["error_code"]) == (504, "upstream_timeout")
+
+
+def test_other_paths_still_reach_django(gateway, client, admin_user):
+    ServerFactory(path="/mcp", name="Named mcp")
+    client.force_login(admin_user)
+    session = client.cookies["sessionid"].value
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=10)
+
+    connection.request("GET", "/health")
+    health = connection.getresponse()
+    health.read()
+    connection.request("GET", "/api/edit/mcp", headers={"Cookie": f"sessionid={session}"})
+    edit = connection.getresponse()
+
+    assert health.status == 200
+    assert edit.status == 200
+    assert b"Named mcp" in edit.read()
+    assert Server.objects.count() == 1
