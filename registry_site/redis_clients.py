@@ -1,9 +1,11 @@
 """Clients of the registry's Redis (REDIS_URL): one synchronous client per process and one asyncio client
 per event loop (an asyncio client cannot move between loops).
 
-Their pools block: a burst that wants more than REDIS_POOL_MAX_CONNECTIONS connections waits up to
-REDIS_POOL_TIMEOUT_SECONDS for one instead of failing at once (redis-py's plain pool raises
-MaxConnectionsError past 100)."""
+The synchronous pool blocks: a thread that finds REDIS_POOL_MAX_CONNECTIONS connections busy waits up to
+REDIS_POOL_TIMEOUT_SECONDS for one instead of failing at once. The asyncio pools (this client's and the
+channel layer's) hold up to REDIS_POOL_MAX_CONNECTIONS each and raise MaxConnectionsError beyond, which
+the websocket consumers answer with a 1013 close (an asyncio blocking pool could not be cancelled cleanly
+when its event loop closed)."""
 
 import asyncio
 import weakref
@@ -20,16 +22,14 @@ _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyn
 )
 
 
-def pool_options() -> dict:
-    return {
-        "max_connections": settings.REDIS_POOL_MAX_CONNECTIONS,
-        "timeout": settings.REDIS_POOL_TIMEOUT_SECONDS,
-    }
-
-
 @lru_cache(maxsize=1)
 def sync_client() -> redis.Redis:
-    pool = redis.BlockingConnectionPool.from_url(settings.REDIS_URL, **TIMEOUTS, **pool_options())
+    pool = redis.BlockingConnectionPool.from_url(
+        settings.REDIS_URL,
+        max_connections=settings.REDIS_POOL_MAX_CONNECTIONS,
+        timeout=settings.REDIS_POOL_TIMEOUT_SECONDS,
+        **TIMEOUTS,
+    )
     return redis.Redis(connection_pool=pool)
 
 
@@ -38,6 +38,7 @@ def async_client() -> redis.asyncio.Redis:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        pool = redis.asyncio.BlockingConnectionPool.from_url(settings.REDIS_URL, **TIMEOUTS, **pool_options())
-        client = _async_clients[loop] = redis.asyncio.Redis(connection_pool=pool)
+        client = _async_clients[loop] = redis.asyncio.Redis.from_url(
+            settings.REDIS_URL, max_connections=settings.REDIS_POOL_MAX_CONNECTIONS, **TIMEOUTS
+        )
     return client

@@ -60,7 +60,7 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         await self.accept()
-        await stats.connection_seen(self.channel_name)
+        await stats.connection_opened(self.channel_name)
         await self.send_json(await database_sync_to_async(health_snapshot)(self.snapshot_principal()))
         self.keepalive = asyncio.create_task(self.keep_alive())
 

@@ -3,20 +3,26 @@
 from registry_site.settings.env import env
 from registry_site.settings.services import REDIS_URL
 
+# Redis connections per pool and process (registry_site/redis_clients.py and the channel layer); the
+# synchronous pool waits up to REDIS_POOL_TIMEOUT_SECONDS for a free one.
+REDIS_POOL_MAX_CONNECTIONS = env.int("REDIS_POOL_MAX_CONNECTIONS", default=200)
+REDIS_POOL_TIMEOUT_SECONDS = env.int("REDIS_POOL_TIMEOUT_SECONDS", default=10)
+
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "registry_site.channel_layer.BlockingPoolChannelLayer",
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
         # A socket timeout well above the layer's 5 s blocking pop (redis-py's default equals it, and the
         # two racing drop a socket's receive loop).
-        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "prefix": "registry:channels"},
+        # A burst of handshakes beyond REDIS_POOL_MAX_CONNECTIONS is closed with 1013 (servers/consumers.py).
+        "CONFIG": {
+            "hosts": [
+                {"address": REDIS_URL, "socket_timeout": 15, "max_connections": REDIS_POOL_MAX_CONNECTIONS}
+            ],
+            "prefix": "registry:channels",
+        },
     }
 }
 
 # The health websockets send a keep-alive this often and re-check the session each time; a connection of
 # a web process that died stops counting in the statistics after three intervals.
 HEALTH_WS_KEEPALIVE_SECONDS = env.int("HEALTH_WS_KEEPALIVE_SECONDS", default=30)
-
-# Redis connection pools per process (registry_site/redis_clients.py and the channel layer) wait this
-# long for a free connection when all are busy, instead of failing.
-REDIS_POOL_MAX_CONNECTIONS = env.int("REDIS_POOL_MAX_CONNECTIONS", default=100)
-REDIS_POOL_TIMEOUT_SECONDS = env.int("REDIS_POOL_TIMEOUT_SECONDS", default=10)

@@ -8,6 +8,7 @@
   mark on a heartbeat, and the mark expires when none is left.
 """
 
+import asyncio
 import atexit
 import functools
 import logging
@@ -43,15 +44,24 @@ def _best_effort(counter):
     return wrapper
 
 
+# Opening and closing go through the synchronous client, whose pool waits for a free connection, so a
+# burst of handshakes or closes is counted exactly; a handshake that cannot be counted is refused (1013).
+
+
+async def connection_opened(channel_name: str) -> None:
+    """Count a new connection; raises when Redis cannot (the consumer then refuses the socket)."""
+    await asyncio.to_thread(sync_client().zadd, CONNECTIONS, {channel_name: time.time() + _ttl()})
+
+
 @_best_effort
 async def connection_seen(channel_name: str) -> None:
-    """Count (or keep counting) an open connection."""
-    await async_client().zadd(CONNECTIONS, {channel_name: time.time() + _ttl()})
+    """Keep counting an open connection (each keep-alive)."""
+    await connection_opened(channel_name)
 
 
 @_best_effort
 async def connection_closed(channel_name: str) -> None:
-    await async_client().zrem(CONNECTIONS, channel_name)
+    await asyncio.to_thread(sync_client().zrem, CONNECTIONS, channel_name)
 
 
 @_best_effort
