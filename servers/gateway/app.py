@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 
@@ -25,7 +26,7 @@ from accounts.authentication import principal_from_bearer, principal_from_sessio
 from accounts.principal import Principal
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
-from servers.gateway import messages, paths, upstream
+from servers.gateway import messages, paths, telemetry, upstream
 from servers.models import Server
 
 logger = logging.getLogger(__name__)
@@ -207,16 +208,18 @@ class Gateway:
         request = http.build_request(
             method, url, headers=headers, content=body or None, timeout=upstream.timeout()
         )
-        relay = asyncio.create_task(self.relay(http, request, send, route, checked))
+        answered = asyncio.Event()  # set once the whole answer is sent: a disconnect after it is no loss
+        relay = asyncio.create_task(self.relay(http, request, _Sender(send, answered), route, checked))
         watch = asyncio.create_task(_disconnected(receive))
         done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (relay, watch):
-            if task not in done:
-                task.cancel()
-        if relay in done:
-            relay.result()  # a Refusal raised before the answer started is answered by the caller
+        watch.cancel()
+        if relay not in done and not answered.is_set():
+            relay.cancel()  # the client went away mid-answer: stop reading from the server
+            return
+        await relay  # a Refusal raised before the answer started is answered by the caller
 
     async def relay(self, http, request, send, route: Route, checked) -> None:
+        started = time.perf_counter()
         try:
             response = await http.send(request, stream=True)
         except httpx2.TimeoutException:
@@ -232,44 +235,80 @@ class Gateway:
                 f"The MCP server at {route.server.path} could not be reached ({type(exc).__name__}).",
             ) from None
         try:
-            await self.answer(response, send, route, checked)
+            sent, failed = await self.answer(response, send, route, checked)
         finally:
             await response.aclose()
+        if checked is not None and checked.calls:
+            await self.measure(request, response, checked, started, sent, failed)
 
-    async def answer(self, response, send, route: Route, checked) -> None:
+    async def answer(self, response, send, route: Route, checked) -> tuple[int, set]:
+        """Stream the server's answer to the client (tool lists filtered, denials added); returns the bytes
+        sent and the ids the server answered with errors."""
         principal, server_path = route.principal, route.server.path
         content_type = response.headers.get("content-type", "")
+        status = response.status_code
         headers = [
             (name.encode(), response.headers[name].encode("latin-1"))
             for name in FORWARDED_RESPONSE_HEADERS
             if name in response.headers
         ]
-        if (
-            checked is not None
-            and content_type.startswith("application/json")
-            and (checked.tool_lists or checked.denied)
-        ):
-            body = messages.merged_json(await response.aread(), checked, principal, server_path)
+        if checked is not None and content_type.startswith("application/json"):
+            body, failed = messages.merged_json(await response.aread(), checked, principal, server_path)
             headers.append((b"content-length", str(len(body)).encode()))
-            await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+            await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
-            return
-        if checked is not None and checked.denied and response.status_code == 202:
-            return await _json(send, 200, checked.denied if checked.batch else checked.denied[0])
-        rewriter = (
-            messages.SseRewriter(checked, principal, server_path)
-            if checked and content_type.startswith("text/event-stream")
-            else None
-        )
-        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
-        async for chunk in response.aiter_raw():
-            out = rewriter.feed(chunk) if rewriter else chunk
+            return len(body), failed
+        if checked is not None and checked.denied and status == 202:
+            await _json(send, 200, checked.denied if checked.batch else checked.denied[0])
+            return 0, set()
+        reader = None
+        if checked is not None and content_type.startswith("text/event-stream"):
+            reader = messages.SseRewriter(checked, principal, server_path)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        sent = 0
+        async for chunk in response.aiter_bytes():
+            out = reader.feed(chunk) if reader else chunk
             if out:
+                sent += len(out)
                 await send({"type": "http.response.body", "body": out, "more_body": True})
-        tail = rewriter.close() if rewriter else b""
-        if rewriter and checked.denied:
+        tail = reader.close() if reader else b""
+        if reader and checked.denied:
             tail += b"".join(messages.sse_event(denied) for denied in checked.denied)
         await send({"type": "http.response.body", "body": tail})
+        return sent + len(tail), reader.failed if reader else set()
+
+    async def measure(self, request, response, checked, started, sent: int, failed: set) -> None:
+        """tool_execution and protocol_latency metrics of one proxied POST (servers/gateway/telemetry.py)."""
+        http_ok = response.status_code < 400
+        session_id = response.headers.get("mcp-session-id") or request.headers.get("mcp-session-id")
+        client_name = checked.client_name
+        if session_id and http_ok and any(method == "initialize" for method, _ in checked.calls):
+            await telemetry.session_started(session_id, client_name)
+        elif not client_name:
+            client_name = await telemetry.session_client(session_id)
+        await telemetry.report(
+            session_id=session_id,
+            client_name=client_name,
+            calls=checked.calls,
+            failed_ids=failed,
+            call_ids=checked.call_ids,
+            started=started,
+            input_bytes=len(request.content or b""),
+            output_bytes=sent,
+            http_ok=http_ok,
+        )
+
+
+class _Sender:
+    """The ASGI `send` of a request, noting when the last body message has gone out."""
+
+    def __init__(self, send, answered: asyncio.Event):
+        self.send, self.answered = send, answered
+
+    async def __call__(self, message) -> None:
+        await self.send(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.answered.set()
 
 
 async def _disconnected(receive) -> None:

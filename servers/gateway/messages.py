@@ -39,6 +39,8 @@ class Checked:
     denied: list[dict] = field(default_factory=list)
     tool_lists: set = field(default_factory=set)
     calls: list[tuple[str, str | None]] = field(default_factory=list)  # (method, tool) of forwarded requests
+    call_ids: list = field(default_factory=list)  # their ids (as `id_key` gives them), in the same order
+    client_name: str = ""  # clientInfo.name of a forwarded `initialize`
 
     def forward_body(self) -> bytes:
         payload = self.forward if self.batch else self.forward[0]
@@ -78,8 +80,13 @@ def check_body(payload, principal: Principal, server_path: str) -> Checked:
             checked.forward.append(message)
             if "id" in message:
                 checked.calls.append((method, tool))
+                checked.call_ids.append(id_key(message["id"]))
                 if method == TOOLS_LIST:
-                    checked.tool_lists.add(_id_key(message["id"]))
+                    checked.tool_lists.add(id_key(message["id"]))
+                if method == "initialize" and isinstance(params, dict):
+                    info = params.get("clientInfo")
+                    name = info.get("name") if isinstance(info, dict) else None
+                    checked.client_name = name if isinstance(name, str) else ""
         elif "id" in message:  # a denied notification has nobody to answer
             target = f"tool '{tool}'" if method == TOOLS_CALL else f"'{method}'"
             checked.denied.append(
@@ -92,7 +99,7 @@ def check_body(payload, principal: Principal, server_path: str) -> Checked:
     return checked
 
 
-def _id_key(request_id) -> str:
+def id_key(request_id) -> str:
     return json.dumps(request_id)
 
 
@@ -100,7 +107,7 @@ def filter_answer(message, checked: Checked, principal: Principal, server_path: 
     """A decoded answer with every tools/list result cut to the tools the caller may call."""
     if isinstance(message, list):
         return [filter_answer(item, checked, principal, server_path) for item in message]
-    if not isinstance(message, dict) or _id_key(message.get("id")) not in checked.tool_lists:
+    if not isinstance(message, dict) or id_key(message.get("id")) not in checked.tool_lists:
         return message
     result = message.get("result")
     if isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -113,16 +120,26 @@ def filter_answer(message, checked: Checked, principal: Principal, server_path: 
     return message
 
 
-def merged_json(body: bytes, checked: Checked, principal: Principal, server_path: str) -> bytes:
-    """A JSON answer of the server, tool lists filtered and the gateway's denials added."""
+def failed_ids(message) -> set:
+    """The ids of the error answers in a decoded answer (or batch of answers)."""
+    answers = message if isinstance(message, list) else [message]
+    return {id_key(a.get("id")) for a in answers if isinstance(a, dict) and "error" in a}
+
+
+def merged_json(body: bytes, checked: Checked, principal: Principal, server_path: str) -> tuple[bytes, set]:
+    """A JSON answer of the server, tool lists filtered and the gateway's denials added; and the ids the
+    server answered with an error."""
     try:
         answer = json.loads(body)
     except ValueError:
-        return body  # not ours to repair: the client sees what the server sent
-    answer = filter_answer(answer, checked, principal, server_path)
+        return body, set()  # not ours to repair: the client sees what the server sent
+    failed = failed_ids(answer)
+    filtered = filter_answer(answer, checked, principal, server_path)
     if checked.denied:
-        answer = [*(answer if isinstance(answer, list) else [answer]), *checked.denied]
-    return json.dumps(answer, separators=(",", ":")).encode()
+        filtered = [*(filtered if isinstance(filtered, list) else [filtered]), *checked.denied]
+    if filtered is answer:
+        return body, failed
+    return json.dumps(filtered, separators=(",", ":")).encode(), failed
 
 
 def sse_event(message) -> bytes:
@@ -130,16 +147,15 @@ def sse_event(message) -> bytes:
 
 
 class SseRewriter:
-    """Rewrites an SSE stream event by event: tool lists filtered, everything else passed byte for
-    byte. Feed it chunks; it returns what can be sent so far."""
+    """Reads an SSE answer event by event: tool lists filtered, error answers noted (`failed`),
+    everything else passed byte for byte. Feed it chunks; it returns what can be sent so far."""
 
     def __init__(self, checked: Checked, principal: Principal, server_path: str):
         self.checked, self.principal, self.server_path = checked, principal, server_path
         self.pending = b""
+        self.failed: set = set()
 
     def feed(self, chunk: bytes) -> bytes:
-        if not self.checked.tool_lists:
-            return chunk
         self.pending += chunk.replace(b"\r\n", b"\n")
         out = []
         while b"\n\n" in self.pending:
@@ -158,6 +174,7 @@ class SseRewriter:
             message = json.loads(data) if data else None
         except ValueError:
             return event
+        self.failed |= failed_ids(message)
         filtered = filter_answer(message, self.checked, self.principal, self.server_path)
         if filtered is message:
             return event

@@ -269,3 +269,40 @@ def test_other_paths_still_reach_django(gateway, client, admin_user):
     assert edit.status == 200
     assert b"Named mcp" in edit.read()
     assert Server.objects.count() == 1
+
+
+@pytest.fixture
+def reported(settings):
+    """Metrics the registry reports, received by a real loopback metrics endpoint."""
+    from metrics.client import reset_client
+    from tests.metrics.test_client import Receiver, client_for
+
+    receiver = Receiver()
+    reporter = client_for(settings, receiver.url)
+    yield receiver, reporter
+    reporter.close(timeout=5)
+    receiver.stop()
+    reset_client()
+
+
+def test_every_proxied_call_is_reported_with_its_client_and_the_session_steps(
+    gateway, caller, time_server, reported
+):
+    receiver, reporter = reported
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    token = caller(ADD_AND_ECHO)
+
+    run(gateway.url("/clock/mcp"), token, list_and_call)
+    reporter.close(timeout=5)
+
+    delivered = receiver.delivered()
+    executions = [m["dimensions"] for m in delivered if m["type"] == "tool_execution"]
+    assert [(d["method"], d["tool_name"], d["success"]) for d in executions] == [
+        ("initialize", "", True),
+        ("tools/list", "", True),
+        ("tools/call", "add", True),
+    ]
+    assert {d["client_name"] for d in executions} == {"mcp"}
+    assert all(d["input_size_bytes"] > 0 and d["output_size_bytes"] > 0 for d in executions)
+    steps = sorted(m["dimensions"]["flow_step"] for m in delivered if m["type"] == "protocol_latency")
+    assert steps == ["discovery", "full_flow", "selection"]

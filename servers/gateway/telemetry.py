@@ -1,0 +1,116 @@
+"""What only the gateway can measure, reported through the registry's non-blocking metrics client:
+`tool_execution` for every proxied initialize, tools/list and tools/call, and `protocol_latency` for the
+steps of a session (initialize → tools/list → tools/call). A session's client name (from its
+`initialize` clientInfo) and step times live in Redis under the session id, never in process memory, so
+any gateway process can report any request of a session."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import redis
+
+from metrics.choices import FlowStep, MetricType, ToolMethod, values_of
+from metrics.client import emit
+from registry_site.redis_clients import async_client
+
+logger = logging.getLogger(__name__)
+
+SESSION_TTL_SECONDS = 24 * 60 * 60
+NAME_MAX_LENGTH = 255
+
+
+def _key(session_id: str) -> str:
+    return f"registry:gateway:session:{session_id[:200]}"
+
+
+async def session_started(session_id: str, client_name: str) -> None:
+    """An `initialize` got a session: remember who the client is and when it began."""
+    key = _key(session_id)
+    try:
+        pipe = async_client().pipeline(transaction=True)
+        pipe.hset(key, mapping={"client": client_name[:NAME_MAX_LENGTH], "initialized": f"{time.time():.6f}"})
+        pipe.expire(key, SESSION_TTL_SECONDS)
+        await pipe.execute()
+    except redis.RedisError:
+        logger.warning("gateway session %s not recorded", key, exc_info=True)
+
+
+async def session_client(session_id: str | None) -> str:
+    if not session_id:
+        return ""
+    try:
+        name = await async_client().hget(_key(session_id), "client")
+    except redis.RedisError:
+        return ""
+    return name.decode() if name else ""
+
+
+async def _step(session_id: str, field: str) -> dict[str, float]:
+    """Record when `field` first happened in this session; the session's step times so far."""
+    key = _key(session_id)
+    try:
+        pipe = async_client().pipeline(transaction=True)
+        pipe.hsetnx(key, field, f"{time.time():.6f}")
+        pipe.hgetall(key)
+        first, times = await pipe.execute()
+    except redis.RedisError:
+        return {}
+    if not first:
+        return {}
+    return {
+        k.decode(): float(v) for k, v in times.items() if k.decode() in ("initialized", "listed", "called")
+    }
+
+
+async def report(
+    *,
+    session_id: str | None,
+    client_name: str,
+    calls: list[tuple[str, str | None]],
+    failed_ids: set,
+    call_ids: list,
+    started: float,
+    input_bytes: int,
+    output_bytes: int,
+    http_ok: bool,
+) -> None:
+    """One `tool_execution` per proxied call, and the session's step latencies the first time a step
+    happens. Never raises: metrics must not break traffic."""
+    try:
+        duration_ms = (time.perf_counter() - started) * 1000
+        share = max(len(calls), 1)
+        for (method, tool), call_id in zip(calls, call_ids, strict=False):
+            if method not in values_of(ToolMethod):
+                continue
+            emit(
+                MetricType.TOOL_EXECUTION,
+                duration_ms=duration_ms,
+                dimensions={
+                    "method": method,
+                    "tool_name": (tool or "")[:NAME_MAX_LENGTH],
+                    "client_name": client_name,
+                    "success": http_ok and call_id not in failed_ids,
+                    "input_size_bytes": input_bytes // share,
+                    "output_size_bytes": output_bytes // share,
+                },
+            )
+        if not session_id or not http_ok:
+            return
+        methods = {method for method, _ in calls}
+        if ToolMethod.TOOLS_LIST in methods:
+            times = await _step(session_id, "listed")
+            _latency(FlowStep.DISCOVERY, times.get("initialized"), times.get("listed"))
+        if ToolMethod.TOOLS_CALL in methods:
+            times = await _step(session_id, "called")
+            _latency(FlowStep.SELECTION, times.get("listed"), times.get("called"))
+            _latency(FlowStep.FULL_FLOW, times.get("initialized"), times.get("called"))
+    except Exception:
+        logger.exception("gateway metrics not reported")
+
+
+def _latency(step: str, start: float | None, end: float | None) -> None:
+    if start is None or end is None or end < start:
+        return
+    emit(MetricType.PROTOCOL_LATENCY, duration_ms=(end - start) * 1000, dimensions={"flow_step": step})
