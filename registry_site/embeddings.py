@@ -113,7 +113,8 @@ def warm_up() -> None:
         try:
             LocalProvider().embed(["warm up"])
         except EmbeddingError:
-            logger.exception("embedding model warm-up failed; the first embedding will retry")
+            if threading.main_thread().is_alive():  # a process exiting while it loads has nothing to report
+                logger.exception("embedding model warm-up failed; the first embedding will retry")
 
     threading.Thread(target=load, name="embeddings-warm-up", daemon=True).start()
 

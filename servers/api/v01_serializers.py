@@ -33,15 +33,8 @@ def server_response(server: Server, *, base_url: str) -> dict:
             "description": (server.description.strip() or title)[:DESCRIPTION_MAX],
             "version": server.version,
             "title": title,
-            "packages": [
-                {
-                    "registryType": "mcpb",
-                    "identifier": name,
-                    "version": server.version,
-                    "transport": gateway_transport(server, base_url),
-                    "runtimeHint": "docker",
-                }
-            ],
+            # A remote server, reached through the gateway (server.json's RemoteTransport).
+            "remotes": [gateway_transport(server, base_url)],
             "_meta": {
                 f"io.{namespace}/internal": {
                     "path": server.path,

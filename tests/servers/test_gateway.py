@@ -109,7 +109,7 @@ def test_the_gateway_url_is_the_one_v01_advertises(gateway, caller, time_server,
     listing = client.get(
         "/v0.1/servers", HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_HOST=f"127.0.0.1:{gateway.port}"
     ).json()
-    url = listing["servers"][0]["server"]["packages"][0]["transport"]["url"]
+    url = listing["servers"][0]["server"]["remotes"][0]["url"]
 
     tools, _, _ = run(url, token, list_and_call)
 
@@ -306,3 +306,84 @@ def test_every_proxied_call_is_reported_with_its_client_and_the_session_steps(
     assert all(d["input_size_bytes"] > 0 and d["output_size_bytes"] > 0 for d in executions)
     steps = sorted(m["dimensions"]["flow_step"] for m in delivered if m["type"] == "protocol_latency")
     assert steps == ["discovery", "full_flow", "selection"]
+
+
+def test_two_gateway_processes_serve_one_session_alternately(caller, time_server):
+    from registry_site.asgi import application
+
+    first = UvicornThread(application, loopback_socket()).start()
+    second = UvicornThread(application, loopback_socket()).start()
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    token = caller(ADD_AND_ECHO)
+    ports = []
+
+    async def alternate(request):  # every other request goes to the second process
+        port = (first.port, second.port)[len(ports) % 2]
+        ports.append(port)
+        request.url = request.url.copy_with(port=port)
+
+    async def work():
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient(headers=headers, event_hooks={"request": [alternate]}) as http:
+            transport = streamable_http_client(first.url("/clock/mcp"), http_client=http)
+            async with Client(transport, mode="legacy", cache=None) as client:
+                return await list_and_call(client)
+
+    try:
+        tools, added, _ = anyio.run(work)
+    finally:
+        first.stop()
+        second.stop()
+
+    assert (tools, added) == (["add", "echo"], "5")
+    assert {first.port, second.port} <= set(ports)
+
+
+def test_a_client_that_leaves_mid_stream_releases_the_upstream_stream(gateway, caller, time_server):
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    token = caller(ADD_AND_ECHO)
+
+    async def open_stream_and_leave():
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "leaver", "version": "1"},
+                },
+            }
+            answer = await http.post(gateway.url("/clock/mcp"), json=init)
+            session = {"Mcp-Session-Id": answer.headers["mcp-session-id"]}
+            await http.post(
+                gateway.url("/clock/mcp"),
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                headers=session,
+            )
+            async with http.stream("GET", gateway.url("/clock/mcp"), headers=session) as stream:
+                assert stream.status_code == 200
+                assert stream.headers["content-type"].startswith("text/event-stream")
+            # left mid-stream: the server allows one GET stream per session (409 for a second), so a new
+            # stream opening proves the gateway closed the first one upstream
+            reopened = 409
+            for _ in range(20):
+                async with http.stream("GET", gateway.url("/clock/mcp"), headers=session) as stream:
+                    reopened = stream.status_code
+                if reopened == 200:
+                    break
+                await anyio.sleep(0.1)
+            assert reopened == 200
+            again = await http.post(
+                gateway.url("/clock/mcp"),
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers=session,
+            )
+            return again.status_code, again.text
+
+    status, text = anyio.run(open_stream_and_leave)
+
+    assert status == 200
+    assert '"add"' in text and '"current_time"' not in text

@@ -47,15 +47,7 @@ def test_an_entry_has_exactly_the_interface_shape(client, admin_token):
             "description": "Tells the time in any time zone",
             "version": "1.0.0",
             "title": "Current Time",
-            "packages": [
-                {
-                    "registryType": "mcpb",
-                    "identifier": "io.mcpgateway/currenttime",
-                    "version": "1.0.0",
-                    "transport": {"type": "streamable-http", "url": "http://testserver/currenttime/mcp"},
-                    "runtimeHint": "docker",
-                }
-            ],
+            "remotes": [{"type": "streamable-http", "url": "http://testserver/currenttime/mcp"}],
             "_meta": {
                 "io.mcpgateway/internal": {
                     "path": "/currenttime",
@@ -91,10 +83,10 @@ def test_long_or_empty_descriptions_and_sse_servers_still_validate(client, admin
     by_name = {entry["server"]["name"]: entry["server"] for entry in body["servers"]}
     assert len(by_name["io.mcpgateway/long"]["description"]) == 100
     assert by_name["io.mcpgateway/empty"]["description"] == "Empty"
-    assert by_name["io.mcpgateway/empty"]["packages"][0]["transport"] == {
-        "type": "sse",
-        "url": "https://gateway.example.test/empty/sse",
-    }
+    assert by_name["io.mcpgateway/empty"]["remotes"] == [
+        {"type": "sse", "url": "https://gateway.example.test/empty/sse"}
+    ]
+    assert all("packages" not in entry for entry in by_name.values())
     assert "io.mcpgateway/team.weather" in by_name
 
 
