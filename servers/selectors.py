@@ -30,9 +30,13 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
     return rows[:limit], len(rows) > limit
 
 
-def server_is_routable(path: str) -> bool:
-    """Whether the gateway should route traffic to `path` at all: it exists and is enabled."""
-    return Server.objects.filter(path=path, is_enabled=True).exists()
+def server_for_gateway(candidates: tuple[str, ...]) -> Server | None:
+    """The server a gateway path names: the longest registered path among `candidates` (longest first,
+    as `servers.gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in
+    gateway and `/validate` alike."""
+    found = Server.objects.filter(path__in=candidates).only("path", "is_enabled", "proxy_pass_url", "headers")
+    servers = {server.path: server for server in found}
+    return next((servers[candidate] for candidate in candidates if candidate in servers), None)
 
 
 def _registry_name():

@@ -1,8 +1,9 @@
 """GET /validate: the reverse proxy's `auth_request` check of one MCP call.
 
 Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
-the first path segment of `X-Original-URL`. Call: the JSON-RPC body from `X-Body` (or a JSON request
-body); no body means `initialize`. Identity headers a client sends are never read.
+the server `X-Original-URL` names, resolved exactly as the built-in gateway resolves it (servers/gateway).
+Call: the JSON-RPC body from `X-Body` or the request body; without one, only a GET or DELETE
+(`X-Original-Method`) is judged, as the session. Identity headers a client sends are never read.
 """
 
 import time
@@ -22,8 +23,9 @@ from accounts.authentication import (
 from accounts.principal import Principal
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import documented, header_parameter
-from registry_site.untrusted import InputRejected, check_text, json_loads
-from servers.selectors import server_is_routable
+from registry_site.untrusted import InputRejected, json_loads
+from servers.gateway.paths import gateway_path
+from servers.selectors import server_for_gateway
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
 
@@ -45,30 +47,50 @@ def _principal(request, raw: str | None) -> Principal:
     return principal
 
 
-def _target(request) -> str:
+def _target(request) -> tuple[str, bool]:
+    """(server path, whether it is enabled) of X-Original-URL, resolved as the built-in gateway does:
+    the raw path checked (no dot segments or encoded separators), then the longest registered prefix."""
     original = request.headers.get("X-Original-URL", "")
     if not original:
         raise ApiError(400, ErrorCode.BAD_REQUEST, "The X-Original-URL header is required.")
     try:
-        segment = unquote(urlsplit(original).path.lstrip("/").split("/", 1)[0])
-        check_text(segment, "X-Original-URL")
-    except ValueError:  # urlsplit's refusals (`http://[::1/alpha`) and InputRejected
-        raise ApiError(400, ErrorCode.BAD_REQUEST, "X-Original-URL is not a usable URL.") from None
-    if not segment:
-        raise ApiError(400, ErrorCode.BAD_REQUEST, "X-Original-URL names no server.")
-    return f"/{segment}"
+        target = gateway_path(urlsplit(original).path.encode("latin-1"))
+    except (ValueError, UnicodeEncodeError):  # urlsplit's refusals (`http://[::1/alpha`), PathRefused
+        raise ApiError(
+            400, ErrorCode.BAD_REQUEST, "X-Original-URL is not a usable MCP endpoint URL."
+        ) from None
+    if target is None:
+        raise ApiError(
+            400, ErrorCode.BAD_REQUEST, "X-Original-URL names no MCP endpoint (/<server path>/mcp)."
+        )
+    server = server_for_gateway(target.candidates)
+    if server is None:
+        return target.candidates[0], False
+    return server.path, server.is_enabled
+
+
+SESSION_METHODS = ("GET", "DELETE")  # an MCP session's stream and its end: no JSON-RPC body
 
 
 def _calls(request) -> list[tuple[str, str | None]]:
+    """The (method, tool) of every message of the call, from X-Body or the request body, whatever its
+    Content-Type. Without a body it refuses to guess: only a GET or DELETE (X-Original-Method) is judged
+    as the session itself (`initialize`)."""
     raw = request.headers.get("X-Body")
     if raw is None:
-        if "json" not in request.content_type:  # a forwarded form or an empty subrequest: no JSON-RPC body
-            return [("initialize", None)]
         raw = request.body.decode("utf-8", errors="replace")
     elif raw.lstrip().startswith("%"):
         raw = unquote(raw)
     if not raw.strip():
-        return [("initialize", None)]
+        original_method = request.headers.get("X-Original-Method", "").upper()
+        if original_method in SESSION_METHODS:
+            return [("initialize", None)]
+        raise ApiError(
+            400,
+            ErrorCode.BAD_REQUEST,
+            "No JSON-RPC body arrived: forward it (X-Body or the request body), or send X-Original-Method "
+            "for a GET or DELETE.",
+        )
     try:
         payload = json_loads(raw)
     except InputRejected as rejected:
@@ -94,7 +116,7 @@ def _calls(request) -> list[tuple[str, str | None]]:
 def _metric_server(request) -> str:
     """The server path a check was about, or "" when the request named none."""
     try:
-        return _target(request)
+        return _target(request)[0]
     except ApiError:
         return ""
 
@@ -140,7 +162,7 @@ class ValidateView(APIView):
             )
 
     def check(self, request, principal: Principal) -> Response:
-        server_path = _target(request)
+        server_path, enabled = _target(request)
         server_name = server_path.lstrip("/")
         calls = _calls(request)
         for method, tool in calls:
@@ -151,7 +173,7 @@ class ValidateView(APIView):
                     ErrorCode.PERMISSION_DENIED,
                     f"Access denied: '{principal.username}' may not call '{method}' on {target}.",
                 )
-        if not server_is_routable(server_path):
+        if not enabled:
             raise ApiError(
                 403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
             )

@@ -28,6 +28,7 @@ from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
 from servers.gateway import messages, paths, telemetry, upstream
 from servers.models import Server
+from servers.selectors import server_for_gateway
 
 logger = logging.getLogger(__name__)
 
@@ -70,9 +71,7 @@ class NotOurs(Exception):
 
 def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie: str) -> Route:
     """The server (longest registered prefix, enabled) and the caller; Refusal otherwise."""
-    found = Server.objects.filter(path__in=candidates).only("path", "is_enabled", "proxy_pass_url", "headers")
-    servers = {server.path: server for server in found}
-    server = next((servers[candidate] for candidate in candidates if candidate in servers), None)
+    server = server_for_gateway(candidates)
     if server is None:
         try:
             resolve(path)

@@ -49,7 +49,7 @@ def validate(
         headers["X-Original-URL"] = url
     if body is not None:
         headers["X-Body"] = body
-    return getattr(client, method)("/validate", headers=headers)
+    return client.generic(method.upper(), "/validate", headers=headers)
 
 
 def test_an_allowed_tool_call_answers_200_with_identity_headers(client, timer):
@@ -73,21 +73,36 @@ def test_an_allowed_tool_call_answers_200_with_identity_headers(client, timer):
     assert response["X-Client-Id"] == ""
 
 
-def test_no_body_means_initialize(client, timer):
-    response = validate(client, auth=token(timer))
+@pytest.mark.parametrize("original_method", ["GET", "DELETE"])
+def test_a_get_or_delete_without_a_body_is_judged_as_the_session(client, timer, original_method):
+    response = validate(client, auth=token(timer), **{"X-Original-Method": original_method})
 
     assert response.status_code == 200
     assert response.json()["method"] == "initialize"
     assert response.json()["tool_name"] is None
 
 
+@pytest.mark.parametrize("original_method", ["POST", None])
+def test_a_call_whose_body_did_not_arrive_is_refused_not_guessed(client, timer, original_method):
+    headers = {"X-Original-Method": original_method} if original_method else {}
+
+    response = validate(client, auth=token(timer), **headers)
+
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("No JSON-RPC body arrived")
+
+
 def test_x_authorization_and_the_session_cookie_are_accepted(client, timer):
     via_header = client.get(
         "/validate",
-        headers={"X-Authorization": f"Bearer {token(timer)}", "X-Original-URL": "/currenttime/mcp"},
+        headers={
+            "X-Authorization": f"Bearer {token(timer)}",
+            "X-Original-URL": "/currenttime/mcp",
+            "X-Original-Method": "GET",
+        },
     )
     client.force_login(timer)
-    via_session = validate(client, method="post")
+    via_session = validate(client, method="post", **{"X-Original-Method": "GET"})
 
     assert via_header.status_code == 200
     assert via_session.status_code == 200
@@ -130,7 +145,7 @@ def test_spoofed_identity_headers_gain_nothing(client, timer):
     ],
 )
 def test_calls_outside_the_scopes_are_403_naming_server_and_method(client, timer, url, body, message):
-    response = validate(client, auth=token(timer), url=url, body=body)
+    response = validate(client, auth=token(timer), url=url, body=body, **{"X-Original-Method": "GET"})
 
     assert response.status_code == 403
     assert response.json()["detail"] == message
@@ -142,7 +157,7 @@ def test_a_disabled_server_is_refused(client, timer):
 
     Server.objects.filter(path="/currenttime").update(is_enabled=False)
 
-    response = validate(client, auth=token(timer))
+    response = validate(client, auth=token(timer), **{"X-Original-Method": "GET"})
 
     assert response.status_code == 403
     assert response.json()["detail"] == "Server 'currenttime' is unknown or disabled."
@@ -159,6 +174,10 @@ def test_a_disabled_server_is_refused(client, timer):
         ("/currenttime/mcp", json.dumps({"method": "tools/call", "params": "now"})),
         (None, None),
         ("https://gw.example.test/", None),
+        ("https://gw.example.test/currenttime", None),
+        ("/alpha/../currenttime/mcp", None),
+        ("/alpha/%2e%2e/currenttime/mcp", None),
+        ("/alpha//currenttime/mcp", None),
     ],
 )
 def test_malformed_input_is_400_not_500(client, timer, url, body):
@@ -186,3 +205,37 @@ def test_the_body_may_come_as_the_request_body(client, timer):
 
     assert response.status_code == 200
     assert response.json()["tool_name"] == "now"
+
+
+def test_the_body_is_read_whatever_its_content_type(client, timer):
+    response = client.post(
+        "/validate",
+        data=CALL_NOW,
+        content_type="text/plain",
+        headers={"Authorization": f"Bearer {token(timer)}", "X-Original-URL": "/currenttime/mcp"},
+    )
+
+    assert response.status_code == 200
+    assert response.json()["tool_name"] == "now"
+
+
+def test_the_server_is_the_longest_registered_prefix(client, timer, scope_factory):
+    from tests.factories import ServerFactory
+
+    ServerFactory(path="/team")
+    ServerFactory(path="/team/weather")
+    scope_factory(
+        "team-weather",
+        group="timers",
+        server_rules=[{"server": "/team/weather", "methods": ["*"], "tools": ["*"]}],
+    )
+
+    both = token(timer, scopes=("time-exec", "team-weather"))
+    listing = json.dumps({"method": "tools/list"})
+
+    nested = validate(client, auth=both, url="/team/weather/mcp", body=listing)
+    parent = validate(client, auth=both, url="/team/mcp", body=listing)
+
+    assert nested.status_code == 200
+    assert nested.json()["server_name"] == "team/weather"
+    assert parent.status_code == 403

@@ -437,7 +437,7 @@ def timer(member, scope_factory):
 
 
 def validate(client, token=None, url="/currenttime/mcp"):
-    headers = {"X-Original-URL": url}
+    headers = {"X-Original-URL": url, "X-Original-Method": "GET"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     return client.get("/validate", headers=headers)

@@ -238,7 +238,7 @@ def test_an_unparsable_x_original_url_is_400(client, bearer):
     response = client.get("/validate", HTTP_X_ORIGINAL_URL="http://[::1/alpha", **bearer)
 
     assert response.status_code == 400
-    assert response.json()["detail"] == "X-Original-URL is not a usable URL."
+    assert response.json()["detail"] == "X-Original-URL is not a usable MCP endpoint URL."
 
 
 def test_a_nul_server_in_x_original_url_is_400(client, bearer):
