@@ -104,20 +104,25 @@ def v01_error_response(status: int, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": str(code), "message": message}}, status=status)
 
 
-def speaks_json(request) -> bool:
-    """Whether errors of this request are JSON: every path of the metrics service, the registry's APIs."""
+def error_format(request) -> str:
+    """How errors of this request are answered: "json" (`{detail, error_code, request_id}`) on every path
+    of the metrics service and under the registry's APIs, "v01" under `/v0.1` and `/v0`, "page" for
+    the registry's pages."""
     from django.conf import settings
 
     if (getattr(request, "urlconf", None) or settings.ROOT_URLCONF) == METRICS_URLCONF:
-        return True
-    return request.path.startswith(JSON_PREFIXES)
+        return "json"
+    if request.path.startswith(V01_PREFIXES):
+        return "v01"
+    return "json" if request.path.startswith(JSON_PREFIXES) else "page"
 
 
 def invalid_input_response(request, field: str, message: str):
     """400 for input refused before any view ran, in the format the path speaks (a page gets a page)."""
-    if request.path.startswith(V01_PREFIXES):
+    answer_format = error_format(request)
+    if answer_format == "v01":
         return v01_error_response(400, f"{field}: {message}")
-    if speaks_json(request):
+    if answer_format == "json":
         body = {
             **error_body(request, "Invalid input.", ErrorCode.VALIDATION_ERROR),
             "errors": {field: [message]},

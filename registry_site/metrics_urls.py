@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView
 
 from registry_site import views
 
-handler404 = "registry_site.views.not_found_json"
+handler404 = "registry_site.views.not_found"
 handler400 = "registry_site.views.bad_request"
 handler500 = "registry_site.views.server_error"
 

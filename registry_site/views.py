@@ -8,10 +8,9 @@ from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
 from registry_site.errors import (
-    V01_PREFIXES,
     ErrorCode,
+    error_format,
     error_response,
-    speaks_json,
     v01_error_response,
 )
 
@@ -33,39 +32,37 @@ def health(request):
     return JsonResponse({"status": "healthy", "service": settings.REGISTRY_SERVICE_NAME})
 
 
+def _error(request, status: int, message: str, code: ErrorCode, page):
+    """An error raised outside the views' own checks, in the format the path speaks: `/v0.1`'s, the one
+    JSON format under the APIs and on the metrics service, Django's page (from `page()`) elsewhere."""
+    answer_format = error_format(request)
+    if answer_format == "v01":
+        return v01_error_response(status, message)
+    if answer_format == "json":
+        return error_response(request, f"{message}.", code, status=status)
+    return page()
+
+
 def not_found(request, exception=None):
-    """404 for unknown URLs: the JSON error formats under the APIs, Django's page elsewhere."""
-    if request.path.startswith(V01_PREFIXES):
-        return v01_error_response(404, "Not found")
-    if speaks_json(request):
-        return error_response(request, "Not found.", ErrorCode.NOT_FOUND, status=404)
+    """404 for unknown URLs."""
     from django.views.defaults import page_not_found
 
-    return page_not_found(request, exception)
+    return _error(request, 404, "Not found", ErrorCode.NOT_FOUND, lambda: page_not_found(request, exception))
 
 
 def bad_request(request, exception=None):
     """400 raised outside a view's own checks (a suspicious request, a body over the upload limit)."""
-    if request.path.startswith(V01_PREFIXES):
-        return v01_error_response(400, "Bad request")
-    if speaks_json(request):
-        return error_response(request, "Bad request.", ErrorCode.BAD_REQUEST, status=400)
     from django.views.defaults import bad_request as django_bad_request
 
-    return django_bad_request(request, exception)
-
-
-def not_found_json(request, exception=None):
-    """404 of a service that speaks only JSON (the metrics service)."""
-    return error_response(request, "Not found.", ErrorCode.NOT_FOUND, status=404)
+    return _error(
+        request, 400, "Bad request", ErrorCode.BAD_REQUEST, lambda: django_bad_request(request, exception)
+    )
 
 
 def server_error(request):
     """500 without a stack trace; the request id ties the answer to the logged traceback."""
-    if request.path.startswith(V01_PREFIXES):
-        return v01_error_response(500, "Internal server error")
-    if speaks_json(request):
-        return error_response(request, "Internal server error.", ErrorCode.SERVER_ERROR, status=500)
     from django.views.defaults import server_error as django_server_error
 
-    return django_server_error(request)
+    return _error(
+        request, 500, "Internal server error", ErrorCode.SERVER_ERROR, lambda: django_server_error(request)
+    )
