@@ -21,6 +21,8 @@ from accounts.principal import Principal
 from accounts.selectors import login_providers
 from accounts.services import LoginRefused, TokenRequestError, login_attempt, user_token_issue
 from registry_site.errors import ErrorCode, error_response
+from servers.clients import client_config, gateway_base_url
+from servers.selectors import servers_listed
 
 HOME = "/"
 LOGIN_PAGE = "/login"
@@ -173,7 +175,12 @@ def _token_request(values: dict) -> tuple[dict, str]:
 
 def _tokens_page(request, principal: Principal, values: dict, *, error="", grant=None, status=200):
     scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
+    config = None
+    if grant is not None:  # the new token, ready to paste into an MCP host for every server it reaches
+        servers = [server for server in servers_listed(principal)[0] if server.is_enabled]
+        config = client_config(servers, gateway_base_url(request), grant["access_token"])
     context = {
+        "client_config": config,
         "scopes": list(scopes),
         "is_admin": principal.is_admin,
         "values": values,

@@ -30,6 +30,7 @@ from servers.api.dashboard import (
 )
 from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus
+from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.selectors import LIST_LIMIT, health_snapshot, servers_listed
 from servers.services import server_update
@@ -95,11 +96,13 @@ class DashboardRow:
     can_toggle: bool
     can_refresh: bool
     can_edit: bool
+    gateway_url: str  # where MCP clients reach it (servers/clients.py)
 
 
 def _dashboard_page(request, principal: Principal, *, register: dict | None = None, status: int = 200):
     query = request.GET.get("query", "").strip() if request.method == "GET" else ""
     servers, truncated = servers_listed(principal, query)
+    base = gateway_base_url(request)
     rows = [
         DashboardRow(
             server=server,
@@ -107,6 +110,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             can_toggle=principal.can(UiPermission.TOGGLE_SERVICE, server.path),
             can_refresh=principal.can(UiPermission.HEALTH_CHECK_SERVICE, server.path),
             can_edit=principal.can(UiPermission.MODIFY_SERVICE, server.path),
+            gateway_url=gateway_transport(server, base)["url"],
         )
         for server in servers
     ]

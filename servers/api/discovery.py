@@ -11,8 +11,7 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from servers.api.v01 import base_url
-from servers.api.v01_serializers import gateway_transport
+from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
 from servers.selectors import servers_for_discovery
 
@@ -22,7 +21,7 @@ def _iso(value) -> str:
 
 
 def discovery_document(request) -> dict:
-    base = base_url(request)
+    base = gateway_base_url(request)
     servers = servers_for_discovery()
     updated = max((max(filter(None, (s.updated_at, s.last_checked_at))) for s in servers), default=None)
     return {

@@ -5,7 +5,6 @@ Errors here use the official format `{"error": {"code", "message"}}` (see regist
 import re
 from datetime import UTC
 
-from django.conf import settings
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
@@ -18,6 +17,7 @@ from registry_site.openapi import V01Error, documented, path_parameter
 from registry_site.validators import PATH_PATTERN
 from servers.api.pagination import BadCursor, decode_cursor, encode_cursor
 from servers.api.v01_serializers import server_list, server_response
+from servers.clients import gateway_base_url
 from servers.naming import path_from_name
 from servers.selectors import server_visible, servers_page
 
@@ -42,10 +42,6 @@ def invalid(message: str) -> ApiError:
 
 def not_found(message: str = "Server not found") -> ApiError:
     return ApiError(404, ErrorCode.NOT_FOUND, message)
-
-
-def base_url(request) -> str:
-    return settings.GATEWAY_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
 
 
 class V01View(APIView):
@@ -83,7 +79,7 @@ class ServerListView(V01View):
             version=query["version"] or None,
         )
         next_cursor = encode_cursor(rows[-1].path, query) if more else None
-        return Response(server_list(rows, base_url=base_url(request), next_cursor=next_cursor))
+        return Response(server_list(rows, base_url=gateway_base_url(request), next_cursor=next_cursor))
 
     @staticmethod
     def _limit(raw: str | None) -> int:
@@ -121,7 +117,7 @@ class ServerVersionsView(V01View):
         if server is None:
             raise not_found()
         if version is None:
-            return Response(server_list([server], base_url=base_url(request), next_cursor=None))
+            return Response(server_list([server], base_url=gateway_base_url(request), next_cursor=None))
         if version != "latest" and version != server.version:
             raise not_found("Server version not found")
-        return Response(server_response(server, base_url=base_url(request)))
+        return Response(server_response(server, base_url=gateway_base_url(request)))

@@ -3,7 +3,7 @@ registry's own `_meta` keys. Plain functions over model rows: listings of thousa
 
 from django.conf import settings
 
-from servers.choices import Transport
+from servers.clients import gateway_transport
 from servers.models import Server
 from servers.naming import server_name
 
@@ -13,13 +13,6 @@ OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 
 def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
-
-
-def gateway_transport(server: Server, base_url: str) -> dict:
-    """How clients reach the server through the gateway: `<base>/<path>/mcp` (or `/sse`)."""
-    if server.supported_transports == [Transport.SSE]:
-        return {"type": "sse", "url": f"{base_url}{server.path}/sse"}
-    return {"type": "streamable-http", "url": f"{base_url}{server.path}/mcp"}
 
 
 def server_response(server: Server, *, base_url: str) -> dict:

@@ -1,6 +1,7 @@
 """The dashboard pages: the server list and its forms, the edit form and the token page, as a browser
 without JavaScript uses them (form posts, 303 redirects, flash messages, CSRF)."""
 
+import json
 import re
 
 import jwt
@@ -526,3 +527,30 @@ def test_the_token_form_enforces_csrf(dev):
 
     assert (refused.status_code, accepted.status_code) == (403, 200)
     assert IssuedToken.objects.count() == 1
+
+
+def test_a_new_token_comes_with_a_client_configuration_for_the_gateway(client, dev, weather):
+    client.force_login(dev)
+
+    response = client.post("/api/tokens", {"scope_mode": "all"})
+
+    page = html(response)
+    token = re.search(r'<textarea class="token" rows="4"[^>]*>([^<]+)</textarea>', page).group(1)
+    config = re.search(r'aria-label="MCP client configuration">([^<]+)</textarea>', page).group(1)
+    assert json.loads(config.replace("&quot;", '"')) == {
+        "mcpServers": {
+            "weather": {
+                "type": "http",
+                "url": "http://testserver/weather/mcp",
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+
+
+def test_each_dashboard_row_shows_the_gateway_url(as_operator, weather, settings):
+    settings.GATEWAY_PUBLIC_URL = "https://mcp.example.test"
+
+    page = html(as_operator.get("/"))
+
+    assert "<code data-gateway-url>https://mcp.example.test/weather/mcp</code>" in page

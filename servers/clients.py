@@ -1,0 +1,37 @@
+"""How MCP clients reach servers through the built-in gateway: the public base URL, each server's
+transport URL, and a ready-to-paste client configuration. One place for every surface that shows them
+(/v0.1, the discovery document, the dashboard, the token page)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+
+from servers.choices import Transport
+from servers.models import Server
+
+
+def gateway_base_url(request) -> str:
+    """GATEWAY_PUBLIC_URL, or the URL the request came in on."""
+    return settings.GATEWAY_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+def gateway_transport(server: Server, base_url: str) -> dict:
+    """How clients reach the server through the gateway: `<base>/<path>/mcp` (or `/sse`)."""
+    if server.supported_transports == [Transport.SSE]:
+        return {"type": "sse", "url": f"{base_url}{server.path}/sse"}
+    return {"type": "streamable-http", "url": f"{base_url}{server.path}/mcp"}
+
+
+def client_config(servers, base_url: str, token: str) -> str:
+    """An `mcpServers` configuration (the shape MCP hosts read) for `servers`, with the token."""
+    entries = {}
+    for server in servers:
+        transport = gateway_transport(server, base_url)
+        entries[server.path.strip("/").replace("/", "-")] = {
+            "type": "http" if transport["type"] == "streamable-http" else "sse",
+            "url": transport["url"],
+            "headers": {"Authorization": f"Bearer {token}"},
+        }
+    return json.dumps({"mcpServers": entries}, indent=2)
