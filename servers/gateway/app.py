@@ -14,7 +14,9 @@ import json
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from http.cookies import SimpleCookie
+from urllib.parse import parse_qs
 
 import httpx2
 from channels.db import database_sync_to_async
@@ -26,13 +28,14 @@ from accounts.authentication import principal_from_bearer, principal_from_sessio
 from accounts.principal import Principal
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
-from servers.gateway import messages, paths, telemetry, upstream
+from servers.gateway import messages, paths, sse_sessions, telemetry, upstream
 from servers.models import Server
 from servers.selectors import server_for_gateway
 
 logger = logging.getLogger(__name__)
 
 CHALLENGE = 'Bearer realm="mcp-gateway-registry"'
+METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 # Request headers a client may send on to the server; everything else (credentials, cookies, hop-by-hop
 # headers) stays here. The server's outbound headers are added to these.
 FORWARDED_REQUEST_HEADERS = (
@@ -160,17 +163,28 @@ class Gateway:
 
     async def serve(self, scope, receive, send, target: paths.GatewayPath) -> None:
         method = scope["method"]
-        if method not in ("GET", "POST", "DELETE"):
+        allowed = METHODS[target.endpoint]
+        if method not in allowed:
             raise Refusal(
                 405,
                 ErrorCode.METHOD_NOT_ALLOWED,
-                f"{method} is not an MCP method.",
-                {"Allow": "GET, POST, DELETE"},
+                f"{method} is not an MCP method here.",
+                {"Allow": ", ".join(allowed)},
             )
         route = await database_sync_to_async(_resolve)(
             scope["path"], target.candidates, _header(scope, b"authorization"), _header(scope, b"cookie")
         )
         server_path, principal = route.server.path, route.principal
+        url = route.server.proxy_pass_url
+        if query := scope.get("query_string", b""):
+            url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
+        if target.endpoint == "messages":
+            session_id = (
+                parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id") or [""]
+            )[0]
+            url = await sse_sessions.upstream_endpoint(server_path, session_id)
+            if url is None:
+                raise Refusal(404, ErrorCode.NOT_FOUND, "No SSE session of this server has that session_id.")
         checked = None
         body = b""
         if method == "POST":
@@ -182,33 +196,40 @@ class Gateway:
                 return await _json(send, 400, messages.error_message(None, code, str(rejected)))
             except messages.BodyRefused as refused:
                 return await _json(send, 400, messages.error_message(None, refused.code, str(refused)))
+            if target.endpoint == "messages" and checked.denied:
+                # SSE transport: answers travel on a stream another process may hold, so a denied request
+                # goes to the server as a method it does not have; its error answers the same id there.
+                checked.forward += [messages.stand_in(denied) for denied in checked.denied]
+                checked.denied = []
             if not checked.forward:
                 if not checked.denied:
                     return await _json(send, 202, None)
                 return await _json(send, 200, checked.denied if checked.batch else checked.denied[0])
             body = checked.forward_body()
-        elif not principal.allows_mcp(server_path, "initialize"):
-            raise Refusal(
-                403,
-                ErrorCode.PERMISSION_DENIED,
-                f"'{principal.username}' may not use server '{server_path}'.",
-            )
-        await self.forward(scope, receive, send, route, method, body, checked)
+        else:
+            if not principal.allows_mcp(server_path, "initialize"):
+                raise Refusal(
+                    403,
+                    ErrorCode.PERMISSION_DENIED,
+                    f"'{principal.username}' may not use server '{server_path}'.",
+                )
+            if target.endpoint == "sse":
+                checked = messages.stream_checks()
+        await self.forward(scope, receive, send, route, method, url, body, checked, target.endpoint)
 
-    async def forward(self, scope, receive, send, route: Route, method: str, body: bytes, checked) -> None:
+    async def forward(self, scope, receive, send, route: Route, method, url, body, checked, endpoint) -> None:
         headers = {
             name: value for name in FORWARDED_REQUEST_HEADERS if (value := _header(scope, name.encode()))
         }
         headers.update(route.server.headers or {})
-        url = route.server.proxy_pass_url
-        if query := scope.get("query_string", b""):
-            url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
         http = upstream.client()
         request = http.build_request(
             method, url, headers=headers, content=body or None, timeout=upstream.timeout()
         )
         answered = asyncio.Event()  # set once the whole answer is sent: a disconnect after it is no loss
-        relay = asyncio.create_task(self.relay(http, request, _Sender(send, answered), route, checked))
+        relay = asyncio.create_task(
+            self.relay(http, request, _Sender(send, answered), route, checked, endpoint)
+        )
         watch = asyncio.create_task(_disconnected(receive))
         done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
         watch.cancel()
@@ -217,7 +238,7 @@ class Gateway:
             return
         await relay  # a Refusal raised before the answer started is answered by the caller
 
-    async def relay(self, http, request, send, route: Route, checked) -> None:
+    async def relay(self, http, request, send, route: Route, checked, endpoint: str) -> None:
         started = time.perf_counter()
         try:
             response = await http.send(request, stream=True)
@@ -234,13 +255,13 @@ class Gateway:
                 f"The MCP server at {route.server.path} could not be reached ({type(exc).__name__}).",
             ) from None
         try:
-            sent, failed = await self.answer(response, send, route, checked)
+            sent, failed = await self.answer(response, send, route, checked, endpoint)
         finally:
             await response.aclose()
         if checked is not None and checked.calls:
             await self.measure(request, response, checked, started, sent, failed)
 
-    async def answer(self, response, send, route: Route, checked) -> tuple[int, set]:
+    async def answer(self, response, send, route: Route, checked, endpoint: str) -> tuple[int, set]:
         """Stream the server's answer to the client (tool lists filtered, denials added); returns the bytes
         sent and the ids the server answered with errors."""
         principal, server_path = route.principal, route.server.path
@@ -262,7 +283,11 @@ class Gateway:
             return 0, set()
         reader = None
         if checked is not None and content_type.startswith("text/event-stream"):
-            reader = messages.SseRewriter(checked, principal, server_path)
+            rewrite = None
+            if endpoint == "sse":
+                stream_url = route.server.proxy_pass_url
+                rewrite = partial(sse_sessions.rewrite_endpoint, server_path, stream_url)
+            reader = messages.SseRewriter(checked, principal, server_path, endpoint=rewrite)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         sent = 0
         async for chunk in response.aiter_bytes():

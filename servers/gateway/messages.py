@@ -15,6 +15,9 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 TOOLS_CALL = "tools/call"
 TOOLS_LIST = "tools/list"
+EVERY_ANSWER = (
+    "*"  # in `tool_lists`: cut every tool list (an SSE-transport stream, whose requests went elsewhere)
+)
 
 
 def rule_method(method: str) -> str:
@@ -107,7 +110,9 @@ def filter_answer(message, checked: Checked, principal: Principal, server_path: 
     """A decoded answer with every tools/list result cut to the tools the caller may call."""
     if isinstance(message, list):
         return [filter_answer(item, checked, principal, server_path) for item in message]
-    if not isinstance(message, dict) or id_key(message.get("id")) not in checked.tool_lists:
+    if not isinstance(message, dict):
+        return message
+    if EVERY_ANSWER not in checked.tool_lists and id_key(message.get("id")) not in checked.tool_lists:
         return message
     result = message.get("result")
     if isinstance(result, dict) and isinstance(result.get("tools"), list):
@@ -150,10 +155,11 @@ class SseRewriter:
     """Reads an SSE answer event by event: tool lists filtered, error answers noted (`failed`),
     everything else passed byte for byte. Feed it chunks; it returns what can be sent so far."""
 
-    def __init__(self, checked: Checked, principal: Principal, server_path: str):
+    def __init__(self, checked: Checked, principal: Principal, server_path: str, endpoint=None):
         self.checked, self.principal, self.server_path = checked, principal, server_path
         self.pending = b""
         self.failed: set = set()
+        self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
 
     def feed(self, chunk: bytes) -> bytes:
         self.pending += chunk.replace(b"\r\n", b"\n")
@@ -170,6 +176,8 @@ class SseRewriter:
     def _event(self, event: bytes) -> bytes:
         lines = event.split(b"\n")
         data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
+        if self.endpoint is not None and b"event: endpoint" in lines:
+            return b"event: endpoint\ndata: " + self.endpoint(data)
         try:
             message = json.loads(data) if data else None
         except ValueError:
@@ -180,3 +188,17 @@ class SseRewriter:
             return event
         others = [line for line in lines if not line.startswith(b"data:")]
         return b"\n".join([*others, b"data: " + json.dumps(filtered, separators=(",", ":")).encode()])
+
+
+def stream_checks() -> Checked:
+    """The checks of an SSE-transport stream: no requests of its own, every tool list cut."""
+    return Checked(batch=False, tool_lists={EVERY_ANSWER})
+
+
+DENIED_METHOD = "gateway/denied"
+
+
+def stand_in(denied: dict) -> dict:
+    """A request no server implements, in place of a denied one (SSE transport): the server answers its
+    id with "method not found" on the stream, so the client is not left waiting."""
+    return {"jsonrpc": "2.0", "id": denied["id"], "method": DENIED_METHOD}

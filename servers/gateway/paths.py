@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from registry_site.validators import PATH_PATTERN
 
-ENDPOINTS = ("mcp",)  # streamable HTTP: `/<path>/mcp`
+# Streamable HTTP: `/<path>/mcp`; the SSE transport: the stream `/<path>/sse` and the messages it names,
+# `/<path>/messages/?session_id=...`.
+ENDPOINTS = ("mcp", "sse", "messages")
 _ENCODED_SEPARATORS = re.compile(rb"%(2e|2f|5c)", re.IGNORECASE)
 
 

@@ -22,6 +22,7 @@ from tests.mcp_servers import (  # noqa: F401
     auth_server_fixture,
     fault_servers_fixture,
     loopback_socket,
+    sse_server_fixture,
     time_server_fixture,
     time_tools,
 )
@@ -387,3 +388,37 @@ def test_a_client_that_leaves_mid_stream_releases_the_upstream_stream(gateway, c
 
     assert status == 200
     assert '"add"' in text and '"current_time"' not in text
+
+
+def test_an_sse_server_is_reached_through_its_advertised_sse_url(gateway, caller, sse_server):
+    from mcp.client.sse import sse_client
+
+    ServerFactory(path="/clock", proxy_pass_url=sse_server, supported_transports=["sse"])
+    token = caller(ADD_AND_ECHO)
+
+    async def work():
+        transport = sse_client(
+            gateway.url("/clock/sse"), headers={"Authorization": f"Bearer {token}"}, timeout=20
+        )
+        async with Client(transport, mode="legacy", cache=None) as client:
+            return await list_and_call(client)
+
+    tools, added, denied = anyio.run(work)
+
+    assert tools == ["add", "echo"]
+    assert added == "5"
+    assert "not found" in denied.lower()  # the stand-in's answer on the stream; current_time never ran
+
+
+def test_a_message_for_an_unknown_sse_session_is_404(gateway, caller, sse_server):
+    ServerFactory(path="/clock", proxy_pass_url=sse_server, supported_transports=["sse"])
+    token = caller(ADD_AND_ECHO)
+
+    status, _, body = post(
+        gateway.port,
+        "/clock/messages/?session_id=0123456789abcdef0123456789abcdef",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"Authorization": f"Bearer {token}"},
+    )
+
+    assert (status, json.loads(body)["error_code"]) == (404, "not_found")
