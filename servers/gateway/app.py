@@ -73,16 +73,16 @@ class NotOurs(Exception):
 
 
 def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie: str) -> Route:
-    """The server (longest registered prefix, enabled) and the caller; Refusal otherwise."""
+    """The caller, then the server (longest registered prefix, enabled); Refusal otherwise. The caller
+    comes first, so an anonymous client cannot tell registered paths from unknown ones."""
     server = server_for_gateway(candidates)
     if server is None:
         try:
             resolve(path)
         except Resolver404:
-            raise Refusal(404, ErrorCode.NOT_FOUND, f"No MCP server at {candidates[0]}.") from None
-        raise NotOurs
-    if not server.is_enabled:
-        raise Refusal(404, ErrorCode.NOT_FOUND, f"The MCP server at {server.path} is disabled.")
+            pass
+        else:
+            raise NotOurs
     scheme, _, token = authorization.strip().partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         try:
@@ -101,6 +101,8 @@ def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie:
                 "Authentication credentials were not provided.",
                 {"WWW-Authenticate": CHALLENGE},
             )
+    if server is None or not server.is_enabled:
+        raise Refusal(404, ErrorCode.NOT_FOUND, f"No enabled MCP server at {candidates[0]}.")
     return Route(server=server, principal=principal)
 
 

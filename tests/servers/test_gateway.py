@@ -135,12 +135,13 @@ def post(port: int, path: str, body, headers: dict | None = None) -> tuple[int, 
     return response.status, dict(response.getheaders()), response.read()
 
 
-def test_without_credentials_it_is_401_with_a_bearer_challenge(gateway, time_server):
+@pytest.mark.parametrize("path", ["/clock/mcp", "/nowhere/mcp"])
+def test_without_credentials_it_is_401_with_a_bearer_challenge(gateway, time_server, path):
     ServerFactory(path="/clock", proxy_pass_url=time_server)
 
-    status, headers, body = post(gateway.port, "/clock/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    status, headers, body = post(gateway.port, path, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
 
-    assert status == 401
+    assert status == 401  # registered or not: an anonymous client learns nothing
     assert headers["www-authenticate"] == 'Bearer realm="mcp-gateway-registry"'
     assert json.loads(body)["error_code"] == "not_authenticated"
 
