@@ -7,7 +7,10 @@ PIP := $(PY) -m pip --disable-pip-version-check
 RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt | sha1sum | cut -c1-12)
 TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt tests/oidc/package-lock.json | sha1sum | cut -c1-12)
 
-.PHONY: run test lint install install-test bench clean
+# Debian packages the tests run for real, as `command:package`.
+TEST_PEERS := nginx:nginx-light
+
+.PHONY: run test lint install install-test system-packages bench clean
 
 $(PY):
 	@echo "==> creating virtual environment in $(VENV) with $(PYTHON)"
@@ -25,6 +28,21 @@ $(TEST_STAMP): $(PY) requirements.txt requirements-test.txt tests/oidc/package-l
 	npm ci --prefix tests/oidc --no-audit --no-fund --silent
 	@touch $@ $(RUN_STAMP)
 
+# Installs the missing test peers with apt-get as root; otherwise says so (their tests then fail clearly).
+system-packages:
+	@missing=""; for peer in $(TEST_PEERS); do \
+		command -v $${peer%%:*} >/dev/null 2>&1 || [ -x /usr/sbin/$${peer%%:*} ] || missing="$$missing $${peer#*:}"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "==> cannot install$$missing (apt-get as root is needed); the tests that use them will fail"; exit 0; \
+	fi; \
+	echo "==> installing Debian packages:$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -qq --no-install-recommends $$missing >/dev/null 2>&1 || \
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; } || \
+		echo "==> apt-get could not install$$missing; the tests that use them will fail"
+
 install: $(RUN_STAMP)
 install-test: $(TEST_STAMP)
 
@@ -34,7 +52,7 @@ run: install
 lint: install-test
 	$(VENV)/bin/ruff check .
 
-test: install-test lint
+test: install-test system-packages lint
 	$(PY) -m pytest
 
 clean:

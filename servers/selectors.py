@@ -1,6 +1,7 @@
 """Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
 
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db.models import F, Func, Q, TextField, Value
@@ -100,3 +101,12 @@ def servers_for_discovery() -> list[Server]:
         .order_by("path")
         .prefetch_related(Prefetch("tools", queryset=preview, to_attr="preview_tools"))
     )
+
+
+def server_origins() -> dict[str, list[Server]]:
+    """Every registered server (enabled or not) by the origin of its URL, `scheme://host:port`."""
+    origins: dict[str, list[Server]] = {}
+    for server in Server.objects.only("path", "proxy_pass_url").order_by("path"):
+        parts = urlsplit(server.proxy_pass_url)
+        origins.setdefault(f"{parts.scheme}://{parts.netloc}".lower(), []).append(server)
+    return origins

@@ -24,6 +24,7 @@ from accounts.principal import Principal
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import documented, header_parameter
 from registry_site.untrusted import InputRejected, json_loads
+from servers.gateway.handoff import identity_headers
 from servers.gateway.paths import gateway_path
 from servers.selectors import server_for_gateway
 
@@ -178,16 +179,7 @@ class ValidateView(APIView):
                 403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
             )
         method, tool = calls[0]
-        scopes = " ".join(principal.scopes)
-        headers = {
-            "X-User": principal.username,
-            "X-Username": principal.username,
-            "X-Client-Id": principal.client_id or "",
-            "X-Scopes": scopes,
-            "X-Auth-Method": principal.auth_method or "",
-            "X-Server-Name": server_name,
-            "X-Tool-Name": tool or "",
-        }
+        headers = identity_headers(principal, server_name, tool)
         body = {
             "valid": True,
             "username": principal.username,

@@ -28,7 +28,7 @@ from accounts.authentication import principal_from_bearer, principal_from_sessio
 from accounts.principal import Principal
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
-from servers.gateway import messages, paths, sse_sessions, telemetry, upstream
+from servers.gateway import handoff, messages, paths, sse_sessions, telemetry, upstream
 from servers.models import Server
 from servers.selectors import server_for_gateway
 
@@ -217,6 +217,12 @@ class Gateway:
                 )
             if target.endpoint == "sse":
                 checked = messages.stream_checks()
+        offered = handoff.offered(_header(scope, handoff.HEADER))
+        if handoff.can_hand_off(route.server, offered, target.endpoint, checked):
+            tool = checked.calls[0][1] if checked is not None and checked.calls else None
+            headers = handoff.redirect_headers(route.server, scope.get("query_string", b""), principal, tool)
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            return await send({"type": "http.response.body", "body": b""})
         await self.forward(scope, receive, send, route, method, url, body, checked, target.endpoint)
 
     async def forward(self, scope, receive, send, route: Route, method, url, body, checked, endpoint) -> None:

@@ -44,6 +44,12 @@ class Checked:
     calls: list[tuple[str, str | None]] = field(default_factory=list)  # (method, tool) of forwarded requests
     call_ids: list = field(default_factory=list)  # their ids (as `id_key` gives them), in the same order
     client_name: str = ""  # clientInfo.name of a forwarded `initialize`
+    dropped: int = 0  # denied notifications: nobody to answer, not forwarded
+
+    @property
+    def untouched(self) -> bool:
+        """Whether the server may receive the body exactly as the client sent it, and answer it as is."""
+        return not self.denied and not self.dropped and not self.tool_lists
 
     def forward_body(self) -> bytes:
         payload = self.forward if self.batch else self.forward[0]
@@ -90,7 +96,9 @@ def check_body(payload, principal: Principal, server_path: str) -> Checked:
                     info = params.get("clientInfo")
                     name = info.get("name") if isinstance(info, dict) else None
                     checked.client_name = name if isinstance(name, str) else ""
-        elif "id" in message:  # a denied notification has nobody to answer
+        elif "id" not in message:  # a denied notification has nobody to answer
+            checked.dropped += 1
+        else:
             target = f"tool '{tool}'" if method == TOOLS_CALL else f"'{method}'"
             checked.denied.append(
                 error_message(

@@ -11,7 +11,6 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
-from mcp.shared.exceptions import MCPError
 
 from servers.models import Server
 from tests.factories import ServerFactory
@@ -26,6 +25,13 @@ from tests.mcp_servers import (  # noqa: F401
     time_server_fixture,
     time_tools,
 )
+from tests.servers.gateway_calls import (  # noqa: F401
+    caller_fixture,
+    gateway_fixture,
+    list_and_call,
+    post,
+    run,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,16 +40,6 @@ ADD_AND_ECHO = {
     "methods": ["initialize", "tools/list", "tools/call"],
     "tools": ["add", "echo"],
 }
-
-
-@pytest.fixture
-def gateway():
-    """The registry's ASGI application (gateway in front of Django) on a loopback port."""
-    from registry_site.asgi import application
-
-    running = UvicornThread(application, loopback_socket()).start()
-    yield running
-    running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -55,39 +51,6 @@ def json_server():
     running = UvicornThread(app, loopback_socket()).start()
     yield running.url("/mcp")
     running.stop()
-
-
-@pytest.fixture
-def caller(member, scope_factory, token_for):
-    """A token for a user granted `rules` (server rules) and nothing else."""
-
-    def make(*rules, name="gina"):
-        scope_factory(f"{name}-scope", group=f"{name}-group", server_rules=list(rules))
-        return token_for(member(name, f"{name}-group"))
-
-    return make
-
-
-async def _session(url: str, token: str | None, work):
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(20)) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy", cache=None) as client:
-            return await work(client)
-
-
-def run(url: str, token: str | None, work):
-    return anyio.run(_session, url, token, work)
-
-
-async def list_and_call(client):
-    tools = sorted(tool.name for tool in (await client.list_tools()).tools)
-    added = await client.call_tool("add", {"a": 2, "b": 3})
-    try:
-        await client.call_tool("current_time", {"timezone": "UTC"})
-        denied = None
-    except MCPError as error:
-        denied = str(error)
-    return tools, added.content[0].text, denied
 
 
 @pytest.mark.parametrize("upstream", ["time_server", "json_server"])
@@ -116,23 +79,6 @@ def test_the_gateway_url_is_the_one_v01_advertises(gateway, caller, time_server,
 
     assert url == gateway.url("/clock/mcp")
     assert tools == ["add", "current_time", "echo"]
-
-
-def post(port: int, path: str, body, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-    connection.request(
-        "POST",
-        path,
-        payload,
-        {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            **(headers or {}),
-        },
-    )
-    response = connection.getresponse()
-    return response.status, dict(response.getheaders()), response.read()
 
 
 @pytest.mark.parametrize("path", ["/clock/mcp", "/nowhere/mcp"])

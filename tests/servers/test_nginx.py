@@ -1,0 +1,264 @@
+"""nginx in front, for real: Debian's nginx with the configuration `manage.py nginx_config` writes, the
+registry's ASGI application behind it on loopback, real MCP servers (the official SDK) and the official SDK
+client connecting to nginx. A call nginx carries to the server arrives with the identity headers and
+without the client's credentials, which is how these tests tell it from one the registry served itself."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+
+from servers.models import Server
+from tests.factories import ServerFactory
+from tests.mcp_servers import UvicornThread, loopback_socket, time_tools
+from tests.nginx import Nginx
+from tests.servers.gateway_calls import (  # noqa: F401
+    caller_fixture,
+    gateway_fixture,
+    list_and_call,
+    post,
+    run,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+EVERYTHING = {"methods": ["*"], "tools": ["*"]}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+class Counted:
+    """An ASGI app that counts the HTTP requests reaching it."""
+
+    def __init__(self, app):
+        self.app, self.requests = app, 0
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            self.requests += 1
+        await self.app(scope, receive, send)
+
+
+def whoami_app():
+    server = time_tools(MCPServer("Who am I", log_level="WARNING"))
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """The identity and credential headers this call arrived with."""
+        headers = ctx.request_context.request.headers
+        names = ("x-user", "x-server-name", "x-tool-name", "authorization", "cookie")
+        return json.dumps({name: headers.get(name) for name in names})
+
+    return Counted(server.streamable_http_app())
+
+
+@pytest.fixture(scope="module")
+def alpha():
+    app = whoami_app()
+    running = UvicornThread(app, loopback_socket()).start()
+    running.app = app
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def beta():
+    app = whoami_app()
+    running = UvicornThread(app, loopback_socket()).start()
+    running.app = app
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def front(gateway, tmp_path):
+    """Write the configuration for the servers registered so far and start nginx with it."""
+    started = []
+
+    def start() -> Nginx:
+        port = loopback_socket().getsockname()[1]
+        site = tmp_path / "nginx" / "site.conf"
+        site.parent.mkdir(exist_ok=True)
+        call_command(
+            "nginx_config",
+            registry=[f"127.0.0.1:{gateway.port}"],
+            listen=[f"127.0.0.1:{port}"],
+            output=str(site),
+        )
+        started.append(Nginx(tmp_path / "nginx", site.read_text(), port).start())
+        return started[-1]
+
+    yield start
+    for nginx in started:
+        nginx.stop()
+
+
+async def whoami(client):
+    return json.loads((await client.call_tool("whoami", {})).content[0].text)
+
+
+def rules(server: str, tools: list[str]) -> dict:
+    return {"server": server, "methods": ["initialize", "tools/list", "tools/call"], "tools": tools}
+
+
+def test_an_allowed_user_lists_and_calls_tools_through_nginx_and_a_forbidden_tool_is_refused(
+    front, caller, alpha
+):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    token = caller(rules("/alpha", ["add", "echo", "whoami"]))
+    nginx = front()
+
+    tools, added, denied = run(nginx.url("/alpha/mcp"), token, list_and_call)
+    identity = run(nginx.url("/alpha/mcp"), token, whoami)
+
+    assert tools == ["add", "echo", "whoami"]
+    assert added == "5"
+    assert denied == "Access denied: 'gina' may not call tool 'current_time' on server '/alpha'."
+    assert identity == {  # carried by nginx: who is calling, and not the client's credentials
+        "x-user": "gina",
+        "x-server-name": "alpha",
+        "x-tool-name": "whoami",
+        "authorization": None,
+        "cookie": None,
+    }
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/alpha/../beta/mcp",
+        "/alpha/%2e%2e/beta/mcp",
+        "/alpha/%2E%2E/beta/mcp",
+        "/alpha/x/../../beta/mcp",
+        "/alpha//../beta/mcp",
+        "/alpha/..%2fbeta/mcp",
+        "/alpha/%2e%2e%2fbeta/mcp",
+    ],
+)
+def test_a_user_granted_alpha_cannot_reach_beta_through_nginx(front, caller, alpha, beta, path):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    ServerFactory(path="/beta", proxy_pass_url=beta.url("/mcp"))
+    token = caller({"server": "/alpha", **EVERYTHING})
+    nginx = front()
+    reached = beta.app.requests
+
+    status, _, body = post(nginx.port, path, INITIALIZE, {"Authorization": f"Bearer {token}"})
+
+    assert (status, json.loads(body)["error_code"]) == (400, "bad_request")
+    assert beta.app.requests == reached
+
+
+def test_a_nested_path_reaches_the_server_that_was_authorised(front, caller, alpha, beta):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    ServerFactory(path="/beta", proxy_pass_url=beta.url("/mcp"))
+    token = caller({"server": "/alpha", **EVERYTHING})
+    nginx = front()
+    reached_alpha, reached_beta = alpha.app.requests, beta.app.requests
+
+    nested = post(nginx.port, "/alpha/beta/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
+    direct = post(nginx.port, "/beta/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
+
+    assert nested[0] == 200  # /alpha/beta is not registered: the server is /alpha
+    assert (alpha.app.requests, beta.app.requests) == (reached_alpha + 1, reached_beta)
+    assert direct[0] == 200
+    assert json.loads(direct[2])["error"]["message"] == (
+        "Access denied: 'gina' may not call 'initialize' on server '/beta'."
+    )
+
+
+def test_a_user_granted_only_team_weather_reaches_it_through_nginx(front, caller, alpha, beta):
+    ServerFactory(path="/team", proxy_pass_url=beta.url("/mcp"))
+    ServerFactory(path="/team/weather", proxy_pass_url=alpha.url("/mcp"))
+    token = caller(rules("/team/weather", ["add", "echo", "whoami"]))
+    nginx = front()
+
+    tools, added, _ = run(nginx.url("/team/weather/mcp"), token, list_and_call)
+    identity = run(nginx.url("/team/weather/mcp"), token, whoami)
+    team = post(nginx.port, "/team/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
+
+    assert (tools, added) == (["add", "echo", "whoami"], "5")
+    assert identity["x-server-name"] == "team/weather"
+    assert json.loads(team[2])["error"]["message"] == (
+        "Access denied: 'gina' may not call 'initialize' on server '/team'."
+    )
+
+
+def test_without_credentials_nginx_passes_the_registrys_challenge_on(front, alpha):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    nginx = front()
+
+    status, headers, body = post(nginx.port, "/alpha/mcp", INITIALIZE)
+
+    assert status == 401
+    assert headers["www-authenticate"] == 'Bearer realm="mcp-gateway-registry"'
+    assert json.loads(body)["error_code"] == "not_authenticated"
+
+
+def test_toggles_need_no_regeneration_and_new_origins_are_served_by_the_registry_meanwhile(
+    front, caller, alpha, beta
+):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    token = caller({"server": "/alpha", **EVERYTHING}, {"server": "/beta", **EVERYTHING})
+    nginx = front()
+    Server.objects.filter(path="/alpha").update(is_enabled=False)
+    ServerFactory(path="/beta", proxy_pass_url=beta.url("/mcp"))  # an origin the configuration lacks
+
+    disabled = post(nginx.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
+    identity = run(nginx.url("/beta/mcp"), token, whoami)
+
+    assert (disabled[0], json.loads(disabled[2])["error_code"]) == (404, "not_found")
+    assert identity == {  # served by the registry's own gateway: no identity headers, no credentials
+        "x-user": None,
+        "x-server-name": None,
+        "x-tool-name": None,
+        "authorization": None,
+        "cookie": None,
+    }
+
+
+def test_a_client_cannot_ask_the_registry_for_a_handoff(gateway, caller, alpha):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    token = caller({"server": "/alpha", **EVERYTHING})
+    forged = "0" * 32 + " mcp_000000000000"
+
+    status, headers, body = post(
+        gateway.port,
+        "/alpha/mcp",
+        INITIALIZE,
+        {"Authorization": f"Bearer {token}", "X-Gateway-Handoff": forged},
+    )
+
+    assert status == 200
+    assert "X-Accel-Redirect" not in headers and "x-accel-redirect" not in headers
+    assert b"serverInfo" in body
+
+
+def test_the_configuration_is_rewritten_only_when_it_changes(tmp_path, alpha, capsys):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    site = tmp_path / "site.conf"
+
+    call_command("nginx_config", output=str(site))
+    first = site.read_text()
+    call_command("nginx_config", output=str(site))
+    ServerFactory(path="/beta", proxy_pass_url="https://mcp.example.com/mcp")
+    call_command("nginx_config", output=str(site))
+
+    messages = capsys.readouterr().err.splitlines()
+    assert messages == [
+        f"Wrote {site}. Check and reload nginx: nginx -t && nginx -s reload",
+        f"{site} is up to date; nothing to reload.",
+        f"Wrote {site}. Check and reload nginx: nginx -t && nginx -s reload",
+    ]
+    assert "# http://127.0.0.1:" in first and ": /alpha\n" in first
+    assert "server mcp.example.com:443;" in site.read_text()
+    assert "proxy_ssl_verify on;" in site.read_text() and "proxy_ssl_verify" not in first
