@@ -21,6 +21,7 @@ from django.contrib.auth import get_user
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
+from accounts.cache import PRINCIPALS, token_key
 from accounts.choices import AuthMethod, TokenKind
 from accounts.models import ClientCredential, IssuedToken, User
 from accounts.principal import ANONYMOUS, Principal, principal_for_idp_groups, principal_for_user
@@ -28,6 +29,7 @@ from accounts.tokens import TokenError, decode_external, decode_registry, issuer
 from metrics.choices import AuthMethod as MetricAuthMethod
 from metrics.choices import MetricType
 from metrics.client import emit, user_hash
+from registry_site.epochs import MISSING
 from registry_site.errors import ErrorCode
 from registry_site.untrusted import InputRejected, check_text
 
@@ -71,26 +73,47 @@ def basic_credentials(request) -> tuple[str, str, bool] | None:
     return username, password, bool(sep)
 
 
-def principal_from_bearer(raw: str, *, report: bool = True) -> Principal:
+def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Principal:
     """Verify a bearer token; raises AuthenticationFailed with a reason safe to show.
 
+    A token verified before is answered from the per-process cache (accounts/cache.py) while the auth
+    epoch (`epoch`, read here when not given) has not moved and the token has not expired.
     Each check is an `auth_request` metric, unless `report` is False: `/validate` reports its own, with
     the server it was asked about, so one proxy check is not counted twice."""
     started = time.perf_counter()
     principal = None
     try:
+        key = token_key(raw)
+        if epoch is MISSING:
+            epoch = PRINCIPALS.epoch()
+        principal = PRINCIPALS.get(key, epoch)
+        if principal is not MISSING:
+            return principal
+        principal = None
         try:
             issuer = issuer_of(raw)
         except jwt.PyJWTError:
             raise exceptions.AuthenticationFailed("The token is malformed.", code="token_malformed") from None
         if settings.OIDC_TOKEN_ISSUER and issuer == settings.OIDC_TOKEN_ISSUER:
-            principal = _principal_from_external(raw)
+            principal, expires_at = _principal_from_external(raw)
         else:
-            principal = _principal_from_registry(raw)
+            principal, expires_at = _principal_from_registry(raw)
+        PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
         return principal
     finally:
         if report:
             report_auth_request(started=started, success=principal is not None, principal=principal, raw=raw)
+
+
+def cached_principal(raw: str, epoch) -> Principal | None:
+    """The Principal of a token verified before in this auth epoch, reported as its check; None when it
+    must be verified (principal_from_bearer)."""
+    started = time.perf_counter()
+    principal = PRINCIPALS.get(token_key(raw), epoch)
+    if principal is MISSING:
+        return None
+    report_auth_request(started=started, success=True, principal=principal, raw=raw)
+    return principal
 
 
 def report_auth_request(
@@ -130,7 +153,7 @@ def _is_external(raw: str) -> bool:
         return False
 
 
-def _principal_from_registry(raw: str) -> Principal:
+def _principal_from_registry(raw: str) -> tuple[Principal, float | None]:
     try:
         claims = decode_registry(raw)
     except TokenError as exc:
@@ -157,10 +180,15 @@ def _principal_from_registry(raw: str) -> Principal:
         token_scopes=str(claims.get("scope", "")).split(),
         token_admin=bool(claims.get("adm")),
     )
-    return replace(principal, token_jti=issued.jti)
+    return replace(principal, token_jti=issued.jti), _expiry(claims)
 
 
-def _principal_from_external(raw: str) -> Principal:
+def _expiry(claims: dict) -> float | None:
+    exp = claims.get("exp")
+    return float(exp) if isinstance(exp, int | float) else None
+
+
+def _principal_from_external(raw: str) -> tuple[Principal, float | None]:
     try:
         claims = decode_external(raw)
     except jwt.ExpiredSignatureError:
@@ -170,13 +198,14 @@ def _principal_from_external(raw: str) -> Principal:
     groups = claims.get(settings.OIDC_GROUPS_CLAIM) or []
     if isinstance(groups, str):
         groups = groups.split()
-    return principal_for_idp_groups(
+    principal = principal_for_idp_groups(
         username=str(claims.get(settings.OIDC_USERNAME_CLAIM) or claims["sub"]),
         idp_groups=[str(g) for g in groups],
         provider=settings.OIDC_TOKEN_ISSUER,
         client_id=claims.get("client_id") or claims.get("azp"),
         email=str(claims.get("email", "")),
     )
+    return principal, _expiry(claims)
 
 
 def principal_from_session(request, user=None) -> Principal | None:

@@ -5,3 +5,8 @@ class ServersConfig(AppConfig):
     """MCP servers, their tools and their health."""
 
     name = "servers"
+
+    def ready(self):
+        from servers import cache
+
+        cache.connect()

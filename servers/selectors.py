@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db.models import F, Func, Q, TextField, Value
 from django.db.models.functions import Concat, Replace, Substr
 
+from registry_site.epochs import MISSING
+from servers.cache import ROUTES
 from servers.live.entries import health_entry
 from servers.models import Server
 
@@ -31,13 +33,25 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
     return rows[:limit], len(rows) > limit
 
 
-def server_for_gateway(candidates: tuple[str, ...]) -> Server | None:
+def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:
     """The server a gateway path names: the longest registered path among `candidates` (longest first,
     as `servers.gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in
-    gateway and `/validate` alike."""
+    gateway and `/validate` alike, or none while the route cache (servers/cache.py) holds the answer."""
+    if epoch is MISSING:
+        epoch = ROUTES.epoch()
+    cached = ROUTES.get(candidates, epoch)
+    if cached is not MISSING:
+        return cached
     found = Server.objects.filter(path__in=candidates).only("path", "is_enabled", "proxy_pass_url", "headers")
     servers = {server.path: server for server in found}
-    return next((servers[candidate] for candidate in candidates if candidate in servers), None)
+    server = next((servers[candidate] for candidate in candidates if candidate in servers), None)
+    ROUTES.put(candidates, server, epoch)
+    return server
+
+
+def server_for_gateway_cached(candidates: tuple[str, ...], epoch):
+    """What server_for_gateway would answer, from the route cache alone; MISSING when it does not know."""
+    return ROUTES.get(candidates, epoch)
 
 
 def _registry_name():

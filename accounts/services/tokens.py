@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.cache import PRINCIPALS
 from accounts.choices import AuditAction, AuthMethod, TokenKind
 from accounts.models import ClientCredential, IssuedToken, Scope, User
 from accounts.principal import Principal, principal_for_user
@@ -238,6 +239,7 @@ def tokens_of_client_revoke(*, client_id: str) -> int:
     live = IssuedToken.objects.filter(client_id=client_id, revoked_at__isnull=True)
     ids = list(live.values_list("pk", flat=True))
     IssuedToken.objects.filter(pk__in=ids).update(revoked_at=now)
+    PRINCIPALS.bump()  # a bulk update sends no signal (accounts/cache.py)
     return len(ids) + _descendants_revoke(ids, now)
 
 
@@ -247,6 +249,8 @@ def _descendants_revoke(parent_ids: list[int], now) -> int:
         children = IssuedToken.objects.filter(parent_id__in=parent_ids, revoked_at__isnull=True)
         parent_ids = list(children.values_list("pk", flat=True))
         revoked += IssuedToken.objects.filter(pk__in=parent_ids).update(revoked_at=now)
+    if revoked:
+        PRINCIPALS.bump()  # a bulk update sends no signal (accounts/cache.py)
     return revoked
 
 

@@ -24,13 +24,16 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from rest_framework import exceptions
 
-from accounts.authentication import principal_from_bearer, principal_from_session_key
+from accounts.authentication import cached_principal, principal_from_bearer, principal_from_session_key
+from accounts.cache import PRINCIPALS
 from accounts.principal import Principal
+from registry_site.epochs import MISSING, epochs_async
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
+from servers.cache import ROUTES
 from servers.gateway import handoff, messages, paths, sse_sessions, telemetry, upstream
 from servers.models import Server
-from servers.selectors import server_for_gateway
+from servers.selectors import server_for_gateway, server_for_gateway_cached
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +75,32 @@ class NotOurs(Exception):
     edit page of a server whose path is `/mcp`, say)."""
 
 
-def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie: str) -> Route:
+def _bearer(authorization: str) -> str | None:
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _route(server: Server | None, principal: Principal, candidates: tuple[str, ...]) -> Route:
+    if server is None or not server.is_enabled:
+        raise Refusal(404, ErrorCode.NOT_FOUND, f"No enabled MCP server at {candidates[0]}.")
+    return Route(server=server, principal=principal)
+
+
+def _cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
+    """The route from the per-process caches alone (no database), or None when either misses."""
+    if token is None:
+        return None
+    server = server_for_gateway_cached(candidates, epochs[1])
+    if server is MISSING or server is None:
+        return None
+    principal = cached_principal(token, epochs[0])
+    return None if principal is None else _route(server, principal, candidates)
+
+
+def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs) -> Route:
     """The caller, then the server (longest registered prefix, enabled); Refusal otherwise. The caller
     comes first, so an anonymous client cannot tell registered paths from unknown ones."""
-    server = server_for_gateway(candidates)
+    server = server_for_gateway(candidates, epochs[1])
     if server is None:
         try:
             resolve(path)
@@ -83,10 +108,9 @@ def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie:
             pass
         else:
             raise NotOurs
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
+    if token := _bearer(authorization):
         try:
-            principal = principal_from_bearer(token.strip())
+            principal = principal_from_bearer(token, epoch=epochs[0])
         except exceptions.AuthenticationFailed as failed:
             raise Refusal(
                 401, failed.get_codes(), str(failed.detail), {"WWW-Authenticate": CHALLENGE}
@@ -101,9 +125,7 @@ def _resolve(path: str, candidates: tuple[str, ...], authorization: str, cookie:
                 "Authentication credentials were not provided.",
                 {"WWW-Authenticate": CHALLENGE},
             )
-    if server is None or not server.is_enabled:
-        raise Refusal(404, ErrorCode.NOT_FOUND, f"No enabled MCP server at {candidates[0]}.")
-    return Route(server=server, principal=principal)
+    return _route(server, principal, candidates)
 
 
 async def _read_body(receive, limit: int) -> bytes:
@@ -173,9 +195,13 @@ class Gateway:
                 f"{method} is not an MCP method here.",
                 {"Allow": ", ".join(allowed)},
             )
-        route = await database_sync_to_async(_resolve)(
-            scope["path"], target.candidates, _header(scope, b"authorization"), _header(scope, b"cookie")
-        )
+        authorization = _header(scope, b"authorization")
+        epochs = await epochs_async(PRINCIPALS, ROUTES)
+        route = _cached_route(_bearer(authorization), target.candidates, epochs)
+        if route is None:
+            route = await database_sync_to_async(_resolve)(
+                scope["path"], target.candidates, authorization, _header(scope, b"cookie"), epochs
+            )
         server_path, principal = route.server.path, route.principal
         url = route.server.proxy_pass_url
         if query := scope.get("query_string", b""):

@@ -13,20 +13,6 @@ pytestmark = pytest.mark.django_db
 CALL_NOW = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "now"}})
 
 
-@pytest.fixture
-def timer(member, scope_factory):
-    ServerFactory(path="/currenttime")
-    ServerFactory(path="/weather")
-    scope_factory(
-        "time-exec",
-        group="timers",
-        server_rules=[
-            {"server": "currenttime", "methods": ["initialize", "tools/list", "tools/call"], "tools": ["now"]}
-        ],
-    )
-    return member("tim", "timers")
-
-
 def token(user, scopes=("time-exec",)):
     encoded = encode(
         username=user.username,
@@ -220,7 +206,6 @@ def test_the_body_is_read_whatever_its_content_type(client, timer):
 
 
 def test_the_server_is_the_longest_registered_prefix(client, timer, scope_factory):
-    from tests.factories import ServerFactory
 
     ServerFactory(path="/team")
     ServerFactory(path="/team/weather")

@@ -246,8 +246,12 @@ def test_enabling_queues_a_health_check_and_disabling_does_not(
     with django_capture_on_commit_callbacks() as enabling:
         as_operator.post("/api/toggle/weather", {"enabled": "on"})
 
-    # Each publishes its health change; only enabling also queues a check.
-    assert (len(disabling), len(enabling)) == (1, 2)
+    # Each publishes its health change and moves the route epoch; only enabling also queues a check.
+    named = [[getattr(callback, "__qualname__", "") for callback in each] for each in (disabling, enabling)]
+    assert [sorted(names) for names in named] == [
+        ["EpochCache._bump_now", "health_changed.<locals>.<lambda>"],
+        ["EpochCache._bump_now", "health_changed.<locals>.<lambda>", "server_refresh.<locals>.<lambda>"],
+    ]
 
 
 def test_toggling_a_multi_segment_path(client, member, scope_factory):

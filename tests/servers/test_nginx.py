@@ -11,6 +11,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
 from servers.models import Server
+from servers.services.registry import server_toggle
 from tests.factories import ServerFactory
 from tests.mcp_servers import UvicornThread, loopback_socket, time_tools
 from tests.nginx import Nginx
@@ -210,12 +211,14 @@ def test_toggles_need_no_regeneration_and_new_origins_are_served_by_the_registry
     ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
     token = caller({"server": "/alpha", **EVERYTHING}, {"server": "/beta", **EVERYTHING})
     nginx = front()
-    Server.objects.filter(path="/alpha").update(is_enabled=False)
+    before = post(nginx.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
+    server_toggle(actor=None, server=Server.objects.get(path="/alpha"), enabled=False)
     ServerFactory(path="/beta", proxy_pass_url=beta.url("/mcp"))  # an origin the configuration lacks
 
     disabled = post(nginx.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {token}"})
     identity = run(nginx.url("/beta/mcp"), token, whoami)
 
+    assert before[0] == 200
     assert (disabled[0], json.loads(disabled[2])["error_code"]) == (404, "not_found")
     assert identity == {  # served by the registry's own gateway: no identity headers, no credentials
         "x-user": None,

@@ -1,0 +1,105 @@
+"""Per-process caches that every process drops at once: each cache has an epoch, a counter in Redis that
+any write of what it holds bumps (after the write commits). An entry is used only while the epoch it was
+stored under is still current, so a revoked token or a disabled server is refused by every process on the
+next request, and reading one Redis key replaces the database queries the entry saves.
+
+Without Redis nothing is cached (the epoch is unknown), so an outage costs speed, never correctness.
+Entries also expire after EPOCH_CACHE_TTL_SECONDS whatever the epoch says, a bound should a bump be lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from django.db import transaction
+
+from registry_site.redis_clients import async_client, sync_client
+
+logger = logging.getLogger(__name__)
+
+EPOCH_CACHE_TTL_SECONDS = 300.0
+MISSING = object()
+
+
+class EpochCache:
+    def __init__(self, name: str, *, max_entries: int = 10_000):
+        self.key = f"registry:epoch:{name}"
+        self.max_entries = max_entries
+        self._entries: OrderedDict[Any, tuple[bytes, float, Any]] = OrderedDict()
+        self._lock = threading.Lock()  # web processes resolve in threads and on the event loop
+
+    # The epoch -----------------------------------------------------------------------------------
+
+    def epoch(self) -> bytes | None:
+        try:
+            return sync_client().get(self.key) or b"0"
+        except Exception:  # noqa: BLE001 - no Redis: no caching
+            logger.warning("Cannot read %s; serving without the cache.", self.key)
+            return None
+
+    async def epoch_async(self) -> bytes | None:
+        try:
+            return await async_client().get(self.key) or b"0"
+        except Exception:  # noqa: BLE001
+            logger.warning("Cannot read %s; serving without the cache.", self.key)
+            return None
+
+    def bump(self) -> None:
+        """Invalidate every process's entries now and again once the current transaction commits: a request
+        that read the old rows between the two cannot keep its entry past the commit."""
+        self._bump_now()
+        if transaction.get_connection().in_atomic_block:
+            transaction.on_commit(self._bump_now)
+
+    def _bump_now(self) -> None:
+        self.clear()
+        try:
+            sync_client().incr(self.key)
+        except Exception:  # noqa: BLE001 - other processes keep entries until EPOCH_CACHE_TTL_SECONDS
+            logger.exception(
+                "Cannot bump %s; other processes may serve cached entries for a while.", self.key
+            )
+
+    # Entries -------------------------------------------------------------------------------------
+
+    def get(self, key, epoch: bytes | None):
+        """The value stored under `key` in this epoch and not expired, else MISSING."""
+        if epoch is None:
+            return MISSING
+        entry = self._entries.get(key)
+        if entry is None:
+            return MISSING
+        stored_epoch, expires_at, value = entry
+        if stored_epoch != epoch or expires_at <= time.time():
+            with self._lock:
+                self._entries.pop(key, None)
+            return MISSING
+        return value
+
+    def put(self, key, value, epoch: bytes | None, *, expires_at: float | None = None) -> None:
+        if epoch is None:
+            return
+        ttl_end = time.time() + EPOCH_CACHE_TTL_SECONDS
+        with self._lock:
+            self._entries[key] = (epoch, min(ttl_end, expires_at) if expires_at else ttl_end, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+async def epochs_async(*caches: EpochCache) -> list[bytes | None]:
+    """The epochs of several caches in one Redis round trip (None for each when Redis cannot answer)."""
+    try:
+        values = await async_client().mget([cache.key for cache in caches])
+    except Exception:  # noqa: BLE001
+        logger.warning("Cannot read the cache epochs; serving without the caches.")
+        return [None] * len(caches)
+    return [value or b"0" for value in values]
