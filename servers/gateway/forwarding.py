@@ -1,0 +1,170 @@
+"""Carrying a checked request to its server and the answer back to the client, streamed both ways: tool
+lists cut to the caller's tools and denied calls answered on the way (servers/gateway/messages.py), the
+upstream exchange stopped when the client goes away, and the gateway's metrics reported once the answer is
+out (servers/gateway/telemetry.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from functools import partial
+
+from registry_site.errors import ErrorCode
+from servers.gateway import messages, sse_sessions, telemetry, upstream
+from servers.gateway.routing import Refusal, Route
+
+logger = logging.getLogger(__name__)
+
+FORWARDED_RESPONSE_HEADERS = ("content-type", "mcp-session-id", "mcp-protocol-version", "cache-control")
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """The request as it goes to the server."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+async def json_answer(send, status: int, payload) -> None:
+    """A JSON answer of the gateway's own (`None`: an empty 202 for notifications only)."""
+    body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
+    headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        headers.append((b"content-type", b"application/json"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def forward(receive, send, route: Route, outbound: Outbound, checked, endpoint: str) -> None:
+    """Relay the exchange while watching the client; a client that leaves mid-answer stops it."""
+    sender = _Sender(send)
+    relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint))
+    watch = asyncio.create_task(_disconnected(receive))
+    done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
+    watch.cancel()
+    if relay not in done and not sender.answered:
+        relay.cancel()  # the client went away mid-answer: stop reading from the server
+        return
+    await relay  # a Refusal raised before the answer started is answered by the caller
+
+
+async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str) -> None:
+    started = time.perf_counter()
+    try:
+        async with upstream.session().request(
+            outbound.method,
+            outbound.url,
+            headers=outbound.headers,
+            data=outbound.body or None,
+            timeout=upstream.timeout(),
+            allow_redirects=False,
+        ) as response:
+            sent, failed = await _answer(response, send, route, checked, endpoint)
+    except upstream.ERRORS as error:
+        if send.started:  # the answer is under way: end it, the client sees a cut stream
+            logger.warning("The MCP server at %s broke off its answer (%r).", route.server.path, error)
+            if not send.answered:
+                await send({"type": "http.response.body", "body": b""})
+            return
+        if upstream.is_timeout(error):
+            raise Refusal(
+                504,
+                ErrorCode.UPSTREAM_TIMEOUT,
+                f"The MCP server at {route.server.path} did not answer in time.",
+            ) from None
+        raise Refusal(
+            502,
+            ErrorCode.UPSTREAM_UNAVAILABLE,
+            f"The MCP server at {route.server.path} could not be reached ({type(error).__name__}).",
+        ) from None
+    if checked is not None and checked.calls:
+        session_id = response.headers.get("mcp-session-id") or outbound.headers.get("mcp-session-id")
+        await _measure(session_id, response.status < 400, outbound, checked, started, sent, failed)
+
+
+async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple[int, set]:
+    """Stream the server's answer to the client (tool lists filtered, denials added); returns the bytes
+    sent and the ids the server answered with errors."""
+    principal, server_path = route.principal, route.server.path
+    content_type = response.headers.get("content-type", "")
+    status = response.status
+    headers = [
+        (name.encode(), response.headers[name].encode("latin-1"))
+        for name in FORWARDED_RESPONSE_HEADERS
+        if name in response.headers
+    ]
+    if checked is not None and content_type.startswith("application/json"):
+        body, failed = messages.merged_json(await response.read(), checked, principal, server_path)
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return len(body), failed
+    if checked is not None and checked.denied and status == 202:
+        await json_answer(send, 200, checked.denied if checked.batch else checked.denied[0])
+        return 0, set()
+    reader = None
+    if checked is not None and content_type.startswith("text/event-stream"):
+        rewrite = None
+        if endpoint == "sse":
+            rewrite = partial(sse_sessions.rewrite_endpoint, server_path, route.server.proxy_pass_url)
+        reader = messages.SseRewriter(checked, principal, server_path, endpoint=rewrite)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    sent = 0
+    async for chunk in response.content.iter_any():
+        out = reader.feed(chunk) if reader else chunk
+        if out:
+            sent += len(out)
+            await send({"type": "http.response.body", "body": out, "more_body": True})
+    tail = reader.close() if reader else b""
+    if reader and checked.denied:
+        tail += b"".join(messages.sse_event(denied) for denied in checked.denied)
+    await send({"type": "http.response.body", "body": tail})
+    return sent + len(tail), reader.failed if reader else set()
+
+
+async def _measure(
+    session_id, http_ok: bool, outbound: Outbound, checked, started, sent: int, failed
+) -> None:
+    """tool_execution and protocol_latency metrics of one proxied POST (servers/gateway/telemetry.py)."""
+    client_name = checked.client_name
+    if session_id and http_ok and any(method == "initialize" for method, _ in checked.calls):
+        await telemetry.session_started(session_id, client_name)
+    elif not client_name:
+        client_name = await telemetry.session_client(session_id)
+    await telemetry.report(
+        session_id=session_id,
+        client_name=client_name,
+        calls=checked.calls,
+        failed_ids=failed,
+        call_ids=checked.call_ids,
+        started=started,
+        input_bytes=len(outbound.body),
+        output_bytes=sent,
+        http_ok=http_ok,
+    )
+
+
+class _Sender:
+    """The ASGI `send` of a request, noting when the answer has started and when it has all gone out."""
+
+    def __init__(self, send):
+        self.send = send
+        self.started = self.answered = False
+
+    async def __call__(self, message) -> None:
+        await self.send(message)
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif not message.get("more_body", False):
+            self.answered = True
+
+
+async def _disconnected(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

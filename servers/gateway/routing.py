@@ -1,0 +1,94 @@
+"""Who is calling and which server a gateway request reaches: the Principal (the same as on every
+surface: registry or identity-provider bearer token, or a session) and the longest registered server
+path, from the per-process caches when both hold them (no database), else from the database in a thread.
+The caller comes first, so an anonymous client cannot tell registered paths from unknown ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+
+from django.conf import settings
+from django.urls import Resolver404, resolve
+from rest_framework import exceptions
+
+from accounts.authentication import cached_principal, principal_from_bearer, principal_from_session_key
+from accounts.principal import Principal
+from registry_site.epochs import MISSING
+from registry_site.errors import ErrorCode
+from servers.models import Server
+from servers.selectors import server_for_gateway, server_for_gateway_cached
+
+CHALLENGE = 'Bearer realm="mcp-gateway-registry"'
+
+
+@dataclass(frozen=True)
+class Route:
+    server: Server
+    principal: Principal
+
+
+class Refusal(Exception):
+    """A request the gateway answers itself, in the one error format."""
+
+    def __init__(self, status: int, code: ErrorCode | str, detail: str, headers: dict | None = None):
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.headers = status, code, detail, headers or {}
+
+
+class NotOurs(Exception):
+    """A path that ends like a gateway path but names no registered server, while Django serves it (the
+    edit page of a server whose path is `/mcp`, say)."""
+
+
+def bearer(authorization: str) -> str | None:
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _route(server: Server | None, principal: Principal, candidates: tuple[str, ...]) -> Route:
+    if server is None or not server.is_enabled:
+        raise Refusal(404, ErrorCode.NOT_FOUND, f"No enabled MCP server at {candidates[0]}.")
+    return Route(server=server, principal=principal)
+
+
+def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
+    """The route from the per-process caches alone (no database), or None when either misses."""
+    if token is None:
+        return None
+    server = server_for_gateway_cached(candidates, epochs[1])
+    if server is MISSING or server is None:
+        return None
+    principal = cached_principal(token, epochs[0])
+    return None if principal is None else _route(server, principal, candidates)
+
+
+def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs) -> Route:
+    """The caller, then the server (longest registered prefix, enabled); Refusal otherwise. The caller
+    comes first, so an anonymous client cannot tell registered paths from unknown ones."""
+    server = server_for_gateway(candidates, epochs[1])
+    if server is None:
+        try:
+            resolve(path)
+        except Resolver404:
+            pass
+        else:
+            raise NotOurs
+    if token := bearer(authorization):
+        try:
+            principal = principal_from_bearer(token, epoch=epochs[0])
+        except exceptions.AuthenticationFailed as failed:
+            raise Refusal(
+                401, failed.get_codes(), str(failed.detail), {"WWW-Authenticate": CHALLENGE}
+            ) from None
+    else:
+        morsel = SimpleCookie(cookie).get(settings.SESSION_COOKIE_NAME) if cookie else None
+        principal = principal_from_session_key(morsel.value if morsel else None)
+        if principal is None:
+            raise Refusal(
+                401,
+                ErrorCode.NOT_AUTHENTICATED,
+                "Authentication credentials were not provided.",
+                {"WWW-Authenticate": CHALLENGE},
+            )
+    return _route(server, principal, candidates)
