@@ -1,7 +1,10 @@
-"""tools/call through the built-in gateway vs straight to the MCP server, 1 and 16 clients.
+"""tools/call straight to an MCP server, through the built-in gateway, through nginx `proxy_pass` alone (the
+practical limit of any proxy) and through nginx with the configuration `manage.py nginx_config` writes (the
+registry checks each call and hands it back to nginx), with 1 and 16 clients.
 
-One stateless MCP server (official SDK, JSON answers) and one `manage.py serve`; the same JSON-RPC
-`tools/call` posted to the server directly and to `/bench/mcp` on the registry, with an admin token.
+One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (one web process) and one
+nginx worker on the same machine; the same JSON-RPC `tools/call` on every route, with an admin token where
+the registry checks it.
 
 Run: .venv/bin/python bench/gateway.py [--seconds 10]
 """
@@ -17,6 +20,23 @@ from pathlib import Path
 
 import httpx
 from common import PROJECT_DIR, Serve, free_port, manage, registry_env
+
+sys.path.insert(0, str(PROJECT_DIR))
+from tests.nginx import Nginx  # noqa: E402
+
+PROXY_PASS = """
+upstream bench_upstream {{ server 127.0.0.1:{upstream}; keepalive 32; }}
+server {{
+    listen 127.0.0.1:{port};
+    location / {{
+        proxy_pass http://bench_upstream;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host 127.0.0.1:{upstream};
+        proxy_buffering off;
+    }}
+}}
+"""
 
 SEED = """
 from servers.models import Server
@@ -57,11 +77,21 @@ def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[fl
         with lock:
             latencies.extend(mine)
 
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    failures: list[BaseException] = []
+
+    def guarded():
+        try:
+            worker()
+        except BaseException as failure:  # noqa: BLE001 - reported below, in the main thread
+            failures.append(failure)
+
+    threads = [threading.Thread(target=guarded) for _ in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    if failures:
+        raise RuntimeError(f"{url}: {failures[0]!r}")
     return latencies, len(latencies)
 
 
@@ -73,6 +103,8 @@ def main() -> None:
     upstream = subprocess.Popen(
         [sys.executable, str(PROJECT_DIR / "bench" / "gateway_upstream.py"), str(upstream_port)]
     )
+    proxies: list[Nginx] = []
+    rows = []
     try:
         time.sleep(3)
         direct_url = f"http://127.0.0.1:{upstream_port}/mcp"
@@ -82,31 +114,56 @@ def main() -> None:
             token = (
                 manage(env, "shell", "-c", SEED.replace("{upstream}", direct_url)).strip().splitlines()[-1]
             )
+            proxy_port, fronted_port = free_port(), free_port()
+            proxies.append(
+                Nginx(
+                    Path(tmp) / "proxy",
+                    PROXY_PASS.format(upstream=upstream_port, port=proxy_port),
+                    proxy_port,
+                )
+            )
+            site = manage(
+                env,
+                "nginx_config",
+                "--registry",
+                f"127.0.0.1:{port}",
+                "--listen",
+                f"127.0.0.1:{fronted_port}",
+            )
+            proxies.append(Nginx(Path(tmp) / "fronted", site, fronted_port))
+            for proxy in proxies:
+                proxy.start()
             with Serve(env, port):
                 time.sleep(15)  # the web process loads the embedding model in the background at start
-                gateway_url = f"http://127.0.0.1:{port}/bench/mcp"
                 auth = {**HEADERS, "Authorization": f"Bearer {token}"}
-                load(direct_url, HEADERS, 1, 2)
-                load(gateway_url, auth, 1, 2)  # warm-up
-                rows = []
+                routes = [
+                    ("direct", direct_url, HEADERS),
+                    ("built-in gateway", f"http://127.0.0.1:{port}/bench/mcp", auth),
+                    ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
+                    ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
+                ]
+                for _, url, headers in routes:
+                    load(url, headers, 1, 2)  # warm-up
                 for clients in (1, 16):
-                    direct, n_direct = load(direct_url, HEADERS, clients, args.seconds)
-                    through, n_through = load(gateway_url, auth, clients, args.seconds)
-                    rows.append((clients, direct, n_direct, through, n_through))
+                    for name, url, headers in routes:
+                        latencies, count = load(url, headers, clients, args.seconds)
+                        rows.append((clients, name, latencies, count))
     finally:
+        for proxy in proxies:
+            proxy.stop()
         upstream.terminate()
         upstream.wait(10)
-    print(
-        "| clients | direct p50 / p99 | direct req/s | gateway p50 / p99 | gateway req/s | p50 overhead | throughput ratio |"
-    )
+    print("| clients | route | p50 | p99 | req/s | p50 overhead | throughput vs direct |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for clients, direct, n_direct, through, n_through in rows:
-        d50, t50 = statistics.median(direct) * 1000, statistics.median(through) * 1000
-        d99 = statistics.quantiles(direct, n=100)[98] * 1000
-        t99 = statistics.quantiles(through, n=100)[98] * 1000
+    direct = {}
+    for clients, name, latencies, count in rows:
+        p50, p99 = statistics.median(latencies) * 1000, statistics.quantiles(latencies, n=100)[98] * 1000
+        if name == "direct":
+            direct[clients] = (p50, count)
+        base50, base_count = direct[clients]
         print(
-            f"| {clients} | {d50:.2f} / {d99:.2f} ms | {n_direct / args.seconds:.0f} | {t50:.2f} / {t99:.2f} ms "
-            f"| {n_through / args.seconds:.0f} | {t50 - d50:+.2f} ms | {n_through / n_direct:.2f} |"
+            f"| {clients} | {name} | {p50:.2f} ms | {p99:.2f} ms | {count / args.seconds:.0f} "
+            f"| {p50 - base50:+.2f} ms | {count / base_count:.2f} |"
         )
 
 

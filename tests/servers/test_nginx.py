@@ -10,6 +10,8 @@ from django.core.management import call_command
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
+from accounts.principal import principal_for_user
+from servers.gateway import handoff, messages
 from servers.models import Server
 from servers.services.registry import server_toggle
 from tests.factories import ServerFactory
@@ -265,3 +267,47 @@ def test_the_configuration_is_rewritten_only_when_it_changes(tmp_path, alpha, ca
     assert "# http://127.0.0.1:" in first and ": /alpha\n" in first
     assert "server mcp.example.com:443;" in site.read_text()
     assert "proxy_ssl_verify on;" in site.read_text() and "proxy_ssl_verify" not in first
+
+
+CALL_ADD = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add"}}
+CALL_SECRET = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "secret"}}
+LIST = {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
+DENIED_NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+@pytest.mark.parametrize(
+    "body, endpoint, server_headers, offered, expected",
+    [
+        (CALL_ADD, "mcp", {}, True, True),
+        ([CALL_ADD, CALL_ADD | {"id": 5}], "mcp", {}, True, True),
+        (LIST, "mcp", {}, True, False),  # the tool list is cut by the gateway
+        ([CALL_ADD, CALL_SECRET], "mcp", {}, True, False),  # the denied call is answered by the gateway
+        (CALL_ADD, "mcp", {"X-Key": "k"}, True, False),  # outbound headers stay out of nginx
+        (CALL_ADD, "messages", {}, True, False),  # the SSE transport
+        (CALL_ADD, "mcp", {}, False, False),  # an origin the configuration does not know
+        (None, "mcp", {}, True, True),  # the session's GET stream
+    ],
+)
+def test_only_requests_that_travel_unchanged_are_handed_to_nginx(
+    member, scope_factory, body, endpoint, server_headers, offered, expected
+):
+    server = ServerFactory(path="/alpha", proxy_pass_url="http://127.0.0.1:9/mcp", headers=server_headers)
+    scope_factory("s", group="g", server_rules=[rules("/alpha", ["add"])])
+    principal = principal_for_user(member("gina", "g"), auth_method="session")
+    checked = None if body is None else messages.check_body(body, principal, "/alpha")
+    names = handoff.offered(
+        handoff.offer([handoff.upstream_name(server.proxy_pass_url) if offered else "mcp_x"])
+    )
+
+    assert handoff.can_hand_off(server, names, endpoint, checked) is expected
+
+
+def test_a_denied_notification_keeps_the_request_with_the_gateway(member, scope_factory):
+    scope_factory(
+        "s", group="g", server_rules=[{"server": "/alpha", "methods": ["tools/call"], "tools": ["*"]}]
+    )
+    principal = principal_for_user(member("gina", "g"), auth_method="session")
+
+    checked = messages.check_body([CALL_ADD, DENIED_NOTE], principal, "/alpha")
+
+    assert (len(checked.forward), checked.dropped, checked.untouched) == (1, 1, False)
