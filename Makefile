@@ -8,7 +8,7 @@ RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt | sha1sum | cut -c1-12)
 TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt tests/oidc/package-lock.json | sha1sum | cut -c1-12)
 
 # Debian packages the tests run for real, as `command:package`.
-TEST_PEERS := nginx:nginx-light
+TEST_PEERS := nginx:nginx-light chromium:chromium
 
 .PHONY: run test lint install install-test system-packages bench clean
 

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib.auth import login, logout
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from accounts.api.serializers import TokenRequestSerializer
@@ -28,33 +29,75 @@ HOME = "/"
 LOGIN_PAGE = "/login"
 
 
-def _login_page(request, *, error: str = "", status: int = 200, action: str):
-    context = {"error": error, "providers": login_providers(request), "action": action}
+USERNAME_MAX_LENGTH = 150
+
+
+def safe_next(request, value: str | None) -> str:
+    """Where to go after logging in: a path on this site, else home (never another origin)."""
+    if (
+        value
+        and value.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            value, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
+        return value
+    return HOME
+
+
+def login_url(next_path: str = "", **params) -> str:
+    """The login page, remembering where to go afterwards and what to show."""
+    query = {**params, **({"next": next_path} if next_path and next_path != HOME else {})}
+    return f"{LOGIN_PAGE}?{urlencode(query)}" if query else LOGIN_PAGE
+
+
+def _login_page(
+    request, *, error: str = "", username: str = "", status: int = 200, action: str, next_path: str
+):
+    context = {
+        "error": error,
+        "username": username[:USERNAME_MAX_LENGTH],
+        "providers": login_providers(request),
+        "action": action,
+        "next": next_path if next_path != HOME else "",
+    }
     return render(request, "accounts/login.html", context, status=status)
 
 
 def _login(request, *, unprefixed: bool):
     action = request.path
+    source = request.GET if request.method == "GET" else request.POST
+    next_path = safe_next(request, source.get("next"))
     if request.method == "GET":
-        return _login_page(request, error=request.GET.get("error", "")[:200], action=action)
-    try:
-        user = login_attempt(
-            request=request,
-            username=request.POST.get("username", ""),
-            password=request.POST.get("password", ""),
+        return _login_page(
+            request,
+            error=request.GET.get("error", "")[:200],
+            username=request.GET.get("username", ""),
+            action=action,
+            next_path=next_path,
         )
+    username = request.POST.get("username", "")
+    try:
+        user = login_attempt(request=request, username=username, password=request.POST.get("password", ""))
     except LoginRefused as refused:
         if unprefixed:
-            return HttpResponseRedirect(f"{LOGIN_PAGE}?{urlencode({'error': refused.message})}")
+            return HttpResponseRedirect(
+                login_url(next_path, error=refused.message, username=username[:USERNAME_MAX_LENGTH])
+            )
         response = _login_page(
-            request, error=refused.message, status=429 if refused.rate_limited else 401, action=action
+            request,
+            error=refused.message,
+            username=username,
+            status=429 if refused.rate_limited else 401,
+            action=action,
+            next_path=next_path,
         )
         if refused.rate_limited:
             response["Retry-After"] = str(refused.retry_after)
         return response
     login(request, user, backend=PASSWORD_BACKEND)
     request.session[SESSION_AUTH_KEY] = {"method": AuthMethod.SESSION, "provider": None}
-    return HttpResponseRedirect(HOME)
+    return HttpResponseRedirect(next_path)
 
 
 @require_http_methods(["GET", "POST"])
@@ -112,8 +155,8 @@ def session_page(view):
     @wraps(view)
     def wrapper(request, *args, **kwargs):
         principal = principal_from_session(request, user=request.user)
-        if principal is None:
-            return HttpResponseRedirect(LOGIN_PAGE)
+        if principal is None:  # a page comes back after the login; a form post is not repeated
+            return HttpResponseRedirect(login_url(request.get_full_path() if request.method == "GET" else ""))
         return view(request, principal, *args, **kwargs)
 
     return wrapper

@@ -1,15 +1,17 @@
-"""Per-process caches that every process drops at once: each cache has an epoch, a counter in Redis that
-any write of what it holds bumps (after the write commits). An entry is used only while the epoch it was
-stored under is still current, so a revoked token or a disabled server is refused by every process on the
-next request, and reading one Redis key replaces the database queries the entry saves.
+"""Per-process caches that every process drops at once: each cache has an epoch, a random token in Redis
+that any write of what it holds replaces (again after the write commits). An entry is used only while the
+epoch it was stored under is still current, so a revoked token or a disabled server is refused by every
+process on the next request, and reading one Redis key replaces the database queries the entry saves.
 
-Without Redis nothing is cached (the epoch is unknown), so an outage costs speed, never correctness.
+Without Redis nothing is cached (the epoch is unknown), so an outage costs speed, never correctness. Epochs
+are random, never counters: a Redis that lost its data starts a new epoch no old entry can match.
 Entries also expire after EPOCH_CACHE_TTL_SECONDS whatever the epoch says, a bound should a bump be lost.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -36,15 +38,13 @@ class EpochCache:
 
     def epoch(self) -> bytes | None:
         try:
-            return sync_client().get(self.key) or b"0"
+            client = sync_client()
+            found = client.get(self.key)
+            if found is None:
+                client.set(self.key, _new_epoch(), nx=True)
+                found = client.get(self.key)
+            return found
         except Exception:  # noqa: BLE001 - no Redis: no caching
-            logger.warning("Cannot read %s; serving without the cache.", self.key)
-            return None
-
-    async def epoch_async(self) -> bytes | None:
-        try:
-            return await async_client().get(self.key) or b"0"
-        except Exception:  # noqa: BLE001
             logger.warning("Cannot read %s; serving without the cache.", self.key)
             return None
 
@@ -58,7 +58,7 @@ class EpochCache:
     def _bump_now(self) -> None:
         self.clear()
         try:
-            sync_client().incr(self.key)
+            sync_client().set(self.key, _new_epoch())
         except Exception:  # noqa: BLE001 - other processes keep entries until EPOCH_CACHE_TTL_SECONDS
             logger.exception(
                 "Cannot bump %s; other processes may serve cached entries for a while.", self.key
@@ -95,11 +95,21 @@ class EpochCache:
             self._entries.clear()
 
 
+def _new_epoch() -> bytes:
+    return secrets.token_hex(8).encode()
+
+
 async def epochs_async(*caches: EpochCache) -> list[bytes | None]:
     """The epochs of several caches in one Redis round trip (None for each when Redis cannot answer)."""
     try:
-        values = await async_client().mget([cache.key for cache in caches])
+        client = async_client()
+        values = await client.mget([cache.key for cache in caches])
+        if None in values:  # a fresh Redis: start the missing epochs
+            for cache, value in zip(caches, values, strict=True):
+                if value is None:
+                    await client.set(cache.key, _new_epoch(), nx=True)
+            values = await client.mget([cache.key for cache in caches])
     except Exception:  # noqa: BLE001
         logger.warning("Cannot read the cache epochs; serving without the caches.")
         return [None] * len(caches)
-    return [value or b"0" for value in values]
+    return values

@@ -59,7 +59,7 @@ def test_the_unprefixed_form_redirects_to_login_with_the_error(client, alice):
     good = client.post("/login", {"username": "alice", "password": PASSWORD})
 
     assert bad.status_code == 302
-    assert bad["Location"] == "/login?error=Invalid+username+or+password."
+    assert bad["Location"] == "/login?error=Invalid+username+or+password.&username=alice"
     assert good.status_code == 302
     assert good["Location"] == "/"
 

@@ -2,6 +2,7 @@
 change of what it may do, or of the server it names, is seen by the very next request."""
 
 import pytest
+import redis
 from django.contrib.auth.models import Group
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -112,3 +113,14 @@ def test_without_an_epoch_nothing_is_cached():
 
     assert cache.get("token", None) is MISSING
     assert cache.get("token", b"0") is MISSING
+
+
+def test_a_redis_that_lost_its_epochs_starts_new_ones_no_entry_matches(settings):
+    cache = EpochCache("test-lost")
+    first = cache.epoch()
+    cache.put("token", "principal", first)
+
+    redis.Redis.from_url(settings.REDIS_URL).delete(cache.key)  # a restart without its data
+
+    assert cache.epoch() != first
+    assert cache.get("token", cache.epoch()) is MISSING

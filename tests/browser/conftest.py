@@ -1,0 +1,107 @@
+"""Pages in a real browser: Debian's Chromium (installed by `make test`) driven by Playwright, against the
+registry's ASGI application (pages, APIs and websockets) on a loopback port. Screenshots of the pages go
+to var/test/screenshots/."""
+
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tests.conftest import PROJECT_DIR
+from tests.mcp_servers import UvicornThread, loopback_socket
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = PROJECT_DIR / "var" / "test" / "screenshots"
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(
+            "Chromium is not installed. `make test` installs Debian's chromium when it runs as root "
+            "(apt-get install chromium); install it and run the tests again."
+        )
+    # Playwright's synchronous API runs an event loop in this thread; the test's own ORM calls are
+    # synchronous and safe, so Django's guard against async contexts is lifted for browser tests.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+        )
+        yield launched
+        launched.close()
+    if previous is None:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def site():
+    """The registry (pages, APIs, websockets) on a loopback port."""
+    from registry_site.asgi import application
+
+    running = UvicornThread(application, loopback_socket()).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def page(browser, site):
+    context = browser.new_context(base_url=site.url(""))
+    context.set_default_timeout(10_000)
+    opened = context.new_page()
+    yield opened
+    context.close()
+
+
+@pytest.fixture
+def screenshot(request):
+    """Save a screenshot of `page` as var/test/screenshots/<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def save(page, name: str) -> Path:
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return save
+
+
+@pytest.fixture
+def operator_user(member, scope_factory):
+    """An operator with a password who sees and manages /weather and /clock."""
+    scope_factory(
+        "console-ops",
+        group="console-ops",
+        ui={
+            "list_service": ["weather", "clock"],
+            "toggle_service": ["weather", "clock"],
+            "health_check_service": ["weather", "clock"],
+            "modify_service": ["weather", "clock"],
+        },
+    )
+    user = member("olga", "console-ops")
+    user.set_password(PASSWORD)
+    user.save()
+    return user
+
+
+def log_in(page, username: str, path: str = "/login") -> None:
+    page.goto(path)
+    page.fill("#username", username)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
