@@ -1,16 +1,17 @@
 """Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import F, Func, Q, TextField, Value
+from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_related_objects
 from django.db.models.functions import Concat, Replace, Substr
 
 from registry_site.epochs import MISSING
 from servers.cache import ROUTES
+from servers.choices import HealthStatus
 from servers.live.entries import health_entry
-from servers.models import Server
+from servers.models import Server, Tool
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
 QUERY_MAX_LENGTH = 200
@@ -31,6 +32,34 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
         )
     rows = list(servers.defer("headers").order_by("path")[: limit + 1])
     return rows[:limit], len(rows) > limit
+
+
+STATES = ("enabled", "disabled", "unhealthy")
+
+
+def dashboard_servers(principal, query: str = "", state: str = ""):
+    """The dashboard's servers: those `servers_listed` gives with their tools (names, descriptions,
+    schemas, no embeddings), the counts by state of all of them, and those in `state` when one is asked.
+    Returns (servers, counts, truncated)."""
+    servers, truncated = servers_listed(principal, query)
+    prefetch_related_objects(servers, Prefetch("tools", queryset=Tool.objects.defer("embedding")))
+    in_state = {
+        "enabled": lambda server: server.is_enabled,
+        "disabled": lambda server: not server.is_enabled,
+        "unhealthy": lambda server: server.is_enabled and server.health_status == HealthStatus.UNHEALTHY,
+    }
+    counts = {"all": len(servers)} | {name: sum(map(test, servers)) for name, test in in_state.items()}
+    if state in in_state:
+        servers = [server for server in servers if in_state[state](server)]
+    return servers, counts, truncated
+
+
+def next_check_at(server: Server) -> datetime | None:
+    """When the sweep checks an enabled server next: its last check plus HEALTH_CHECK_INTERVAL_SECONDS
+    (servers never checked are due at the next sweep, shown as unknown)."""
+    if not server.is_enabled or server.last_checked_at is None:
+        return None
+    return server.last_checked_at + timedelta(seconds=settings.HEALTH_CHECK_INTERVAL_SECONDS)
 
 
 def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:
@@ -87,10 +116,10 @@ def servers_page(
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:
-    """`{path: {status, last_checked_iso, num_tools}}` of the servers `principal` may see, or of the enabled
+    """`{path: entry}` (servers/live/entries.py) of the servers `principal` may see, or of the enabled
     servers when there is no principal (the public view); one query."""
     rows = Server.objects.visible_to(principal) if principal is not None else Server.objects.enabled()
-    fields = ("path", "health_status", "last_checked_at", "num_tools")
+    fields = ("path", "health_status", "last_checked_at", "num_tools", "health_detail", "is_enabled")
     return {path: health_entry(*entry) for path, *entry in rows.order_by("path").values_list(*fields)}
 
 

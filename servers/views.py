@@ -6,6 +6,7 @@ turn the outcome into a page, or a flash message and a 303 back to the dashboard
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -32,7 +33,7 @@ from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus
 from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
-from servers.selectors import LIST_LIMIT, health_snapshot, servers_listed
+from servers.selectors import LIST_LIMIT, STATES, dashboard_servers, health_snapshot, next_check_at
 from servers.services import server_update
 
 EDIT_FIELDS = (
@@ -97,11 +98,19 @@ class DashboardRow:
     can_refresh: bool
     can_edit: bool
     gateway_url: str  # where MCP clients reach it (servers/clients.py)
+    shows_detail: bool  # why it is unhealthy, shown on the row
+    next_check_at: datetime | None
+
+
+STATE_FILTERS = (("", "All"), ("enabled", "Enabled"), ("disabled", "Disabled"), ("unhealthy", "Unhealthy"))
+DETAILED_STATUSES = (HealthStatus.UNHEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED)
 
 
 def _dashboard_page(request, principal: Principal, *, register: dict | None = None, status: int = 200):
     query = request.GET.get("query", "").strip() if request.method == "GET" else ""
-    servers, truncated = servers_listed(principal, query)
+    state = request.GET.get("state", "") if request.method == "GET" else ""
+    state = state if state in STATES else ""
+    servers, counts, truncated = dashboard_servers(principal, query, state)
     base = gateway_base_url(request)
     rows = [
         DashboardRow(
@@ -111,12 +120,17 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             can_refresh=principal.can(UiPermission.HEALTH_CHECK_SERVICE, server.path),
             can_edit=principal.can(UiPermission.MODIFY_SERVICE, server.path),
             gateway_url=gateway_transport(server, base)["url"],
+            shows_detail=bool(server.health_detail) and server.health_status in DETAILED_STATUSES,
+            next_check_at=next_check_at(server),
         )
         for server in servers
     ]
     context = {
         "rows": rows,
         "query": query,
+        "state": state,
+        "state_filters": STATE_FILTERS,
+        "counts": counts,
         "truncated": truncated,
         "limit": LIST_LIMIT,
         "home": request.path if request.method == "GET" else HOME,

@@ -24,7 +24,13 @@ def health_changed(server) -> None:
         "type": MESSAGE_TYPE,
         "path": server.path,
         "enabled": server.is_enabled,
-        "entry": health_entry(server.health_status, server.last_checked_at, server.num_tools),
+        "entry": health_entry(
+            server.health_status,
+            server.last_checked_at,
+            server.num_tools,
+            server.health_detail,
+            server.is_enabled,
+        ),
     }
     transaction.on_commit(lambda: _send(message))
 

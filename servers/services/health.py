@@ -33,9 +33,7 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row = Server.objects.select_for_update().filter(pk=server.pk, is_enabled=True).first()
         if row is None:
             return False
-        transition = transition_record(
-            server=row, to_status=result.status, detail=result.detail, at=result.checked_at
-        )
+        transition_record(server=row, to_status=result.status, detail=result.detail, at=result.checked_at)
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
@@ -46,8 +44,7 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
             if tools_changed:
                 fields += ["num_tools", "updated_at"]
         row.save(update_fields=fields)
-        if transition is not None or tools_changed:
-            health_changed(row)  # a check that changes nothing is not news
+        health_changed(row)  # every check: pages show when the server was last checked
     _copy_health(row, server)
     return True
 

@@ -53,16 +53,44 @@
       badge.dataset.healthStatus = entry.status;
       badge.className = "badge status-" + entry.status;
       badge.textContent = labels[entry.status] || entry.status;
-      badge.removeAttribute("title");
       row.classList.add("changed");
       setTimeout(function () { row.classList.remove("changed"); }, 2000);
+    }
+    var detail = row.querySelector("[data-health-detail]");
+    if (detail) {
+      var shown = entry.status === "unhealthy" || entry.status === "healthy-auth-expired" ? entry.detail || "" : "";
+      detail.textContent = shown;
+      detail.hidden = !shown;
     }
     var tools = row.querySelector("[data-num-tools]");
     if (tools) tools.textContent = String(entry.num_tools);
     var checked = row.querySelector("[data-last-checked]");
     if (checked && entry.last_checked_iso) {
       checked.textContent = "checked at " + new Date(entry.last_checked_iso).toLocaleTimeString();
+      checked.dataset.checkedIso = entry.last_checked_iso;
     }
+    if (typeof entry.enabled === "boolean") enabledState(row, entry.enabled);
+  }
+
+  // The row's state cell, its class and its enable/disable button follow the server's state.
+  function enabledState(row, enabled) {
+    row.classList.toggle("is-off", !enabled);
+    var state = row.querySelector("[data-state]");
+    if (state) {
+      state.className = "state " + (enabled ? "on" : "off");
+      state.textContent = enabled ? "Enabled" : "Disabled";
+    }
+    var toggle = row.querySelector("[data-toggle]");
+    if (toggle) {
+      var name = toggle.dataset.name || "";
+      toggle.querySelector("input[name=enabled]").value = enabled ? "off" : "on";
+      var button = toggle.querySelector("button");
+      button.textContent = enabled ? "Disable" : "Enable";
+      button.setAttribute("aria-label", (enabled ? "Disable " : "Enable ") + name);
+      button.classList.toggle("secondary", enabled);
+    }
+    var refresh = row.querySelector("[data-refresh]");
+    if (refresh) refresh.hidden = !enabled;
   }
 
   function connect() {

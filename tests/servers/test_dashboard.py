@@ -130,16 +130,19 @@ def test_the_dashboard_lists_visible_servers_with_the_actions_the_caller_may_tak
         in weather_row
     )
     assert '<td class="num" data-num-tools>7</td>' in weather_row
-    assert '<span class="state on">Enabled</span>' in weather_row
-    assert '<form class="inline" method="post" action="/api/toggle/weather">' in weather_row
+    assert '<span class="state on" data-state>Enabled</span>' in weather_row
+    assert (
+        '<form class="inline" method="post" action="/api/toggle/weather" data-toggle data-name="Weather">'
+        in weather_row
+    )
     assert '<input type="hidden" name="enabled" value="off">' in weather_row
-    assert '<form class="inline" method="post" action="/api/refresh/weather">' in weather_row
+    assert '<form class="inline" method="post" action="/api/refresh/weather" data-refresh>' in weather_row
     assert 'href="/api/edit/weather"' in weather_row
     assert weather_row.count('name="csrfmiddlewaretoken"') == 2
     assert "<li>forecast</li><li>climate</li>" in weather_row
 
     time_row = row(page, "/currenttime")
-    assert '<span class="state off">Disabled</span>' in time_row
+    assert '<span class="state off" data-state>Disabled</span>' in time_row
     assert "<form" not in time_row and "Edit" not in time_row  # no toggle, check or edit permission here
 
     assert 'action="/api/register"' in page  # may register (one path)
@@ -162,7 +165,11 @@ def test_the_dashboard_offers_enable_on_a_disabled_server(client, member, curren
     time_row = row(html(client.get("/")), "/currenttime")
 
     assert '<input type="hidden" name="enabled" value="on">' in time_row
-    assert "/api/refresh/currenttime" not in time_row  # a disabled server is never checked
+    # A disabled server is never checked: its button waits hidden until the server is enabled (live).
+    assert (
+        '<form class="inline" method="post" action="/api/refresh/currenttime" data-refresh hidden>'
+        in time_row
+    )
 
 
 @pytest.mark.parametrize(
@@ -185,11 +192,11 @@ def test_the_dashboard_costs_the_same_queries_for_2_or_40_servers(
     )
     client.force_login(member("uma", "ops"))
     ServerFactory.create_batch(2)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(6):  # the servers' tools come in one more query
         assert html(client.get("/")).count('class="server-row') == 2
 
     ServerFactory.create_batch(38)
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(6):
         assert html(client.get("/")).count('class="server-row') == 40
 
 

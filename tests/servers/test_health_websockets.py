@@ -63,11 +63,13 @@ def run(scenario) -> None:
     async_to_sync(scenario)()
 
 
-def entry(status: str, num_tools: int = 0, checked=None) -> dict:
+def entry(status: str, num_tools: int = 0, checked=None, detail: str = "") -> dict:
     return {
         "status": status,
         "last_checked_iso": checked.isoformat() if checked else None,
         "num_tools": num_tools,
+        "detail": detail,
+        "enabled": status != "disabled",
     }
 
 
@@ -159,7 +161,7 @@ def test_ping_is_answered_with_pong_and_other_messages_with_an_error(servers):
     run(scenario)
 
 
-def test_a_real_check_reaches_both_sockets_and_a_repeat_sends_nothing(time_server, admin_user):
+def test_every_real_check_reaches_both_sockets_with_its_time(time_server, admin_user):
     server = ServerFactory(path="/clock", proxy_pass_url=time_server, health_status="unknown")
     cookie = session_cookie(admin_user)
 
@@ -171,13 +173,16 @@ def test_a_real_check_reaches_both_sockets_and_a_repeat_sends_nothing(time_serve
         await database_sync_to_async(check_and_record)(server.pk)
 
         stored = await database_sync_to_async(Server.objects.get)(pk=server.pk)
-        expected = {"/clock": entry("healthy", 3, stored.last_checked_at)}
+        expected = {"/clock": entry("healthy", 3, stored.last_checked_at, "3 tools listed")}
         assert await private.receive_json_from(timeout=TIMEOUT) == expected
         assert await public.receive_json_from(timeout=TIMEOUT) == expected
 
-        await database_sync_to_async(check_and_record)(server.pk)  # same status, same tools
-        assert await private.receive_nothing(timeout=0.5)
-        assert await public.receive_nothing(timeout=0.1)
+        await database_sync_to_async(check_and_record)(server.pk)  # same status, same tools, a new time
+        again = await database_sync_to_async(Server.objects.get)(pk=server.pk)
+        expected = {"/clock": entry("healthy", 3, again.last_checked_at, "3 tools listed")}
+        assert again.last_checked_at > stored.last_checked_at
+        assert await private.receive_json_from(timeout=TIMEOUT) == expected
+        assert await public.receive_json_from(timeout=TIMEOUT) == expected
         await private.disconnect()
         await public.disconnect()
 
