@@ -65,8 +65,8 @@ def whoami_app():
     return Counted(server.streamable_http_app())
 
 
-@pytest.fixture(scope="module")
-def alpha():
+def whoami_server():
+    """A running whoami server; `.app.requests` counts what reached it."""
     app = whoami_app()
     running = UvicornThread(app, loopback_socket()).start()
     running.app = app
@@ -74,13 +74,8 @@ def alpha():
     running.stop()
 
 
-@pytest.fixture(scope="module")
-def beta():
-    app = whoami_app()
-    running = UvicornThread(app, loopback_socket()).start()
-    running.app = app
-    yield running
-    running.stop()
+alpha = pytest.fixture(whoami_server, scope="module", name="alpha")
+beta = pytest.fixture(whoami_server, scope="module", name="beta")
 
 
 @pytest.fixture
