@@ -26,8 +26,11 @@ SCREENSHOTS = PROJECT_DIR / "var" / "test" / "screenshots"
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for one test module. Playwright's synchronous API keeps an event loop running in this
+    thread while it is open, so it must be closed before other modules' tests (asyncio.run, async_to_sync)
+    run."""
     if not CHROMIUM.exists():
         pytest.fail(
             "Chromium is not installed. `make test` installs Debian's chromium when it runs as root "
