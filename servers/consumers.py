@@ -23,6 +23,7 @@ from django.db import DatabaseError
 
 from accounts.authentication import principal_from_session_key
 from servers.live import stats
+from servers.live.entries import public_entry
 from servers.live.publish import GROUP
 from servers.selectors import health_snapshot
 
@@ -83,9 +84,9 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
 
     async def health_changed(self, event: dict) -> None:
         """A change published by `servers.live.publish` (from any worker or web process)."""
-        path, entry = event["path"], event["entry"]
+        path = event["path"]
         if self.shows(path):
-            await self.send_json({path: entry if self.shows_entry(event) else None})
+            await self.send_json({path: self.entry_for(event)})
 
     async def keep_alive(self) -> None:
         while True:
@@ -112,8 +113,9 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
     def shows(self, path: str) -> bool:
         return True
 
-    def shows_entry(self, event: dict) -> bool:
-        return event["entry"] is not None and event["enabled"]
+    def entry_for(self, event: dict) -> dict | None:
+        """What this socket sends of a change: the public fields of an enabled server, else None (gone)."""
+        return public_entry(event["entry"]) if event["enabled"] else None
 
 
 class HealthStatusConsumer(PublicHealthStatusConsumer):
@@ -134,5 +136,5 @@ class HealthStatusConsumer(PublicHealthStatusConsumer):
     def shows(self, path: str) -> bool:
         return self.sees_all or path in self.paths
 
-    def shows_entry(self, event: dict) -> bool:
-        return event["entry"] is not None
+    def entry_for(self, event: dict) -> dict | None:
+        return event["entry"]

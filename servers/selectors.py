@@ -10,7 +10,7 @@ from django.db.models.functions import Concat, Replace, Substr
 from registry_site.epochs import MISSING
 from servers.cache import ROUTES
 from servers.choices import HealthStatus
-from servers.live.entries import health_entry
+from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
@@ -120,7 +120,10 @@ def health_snapshot(principal=None) -> dict[str, dict]:
     servers when there is no principal (the public view); one query."""
     rows = Server.objects.visible_to(principal) if principal is not None else Server.objects.enabled()
     fields = ("path", "health_status", "last_checked_at", "num_tools", "health_detail", "is_enabled")
-    return {path: health_entry(*entry) for path, *entry in rows.order_by("path").values_list(*fields)}
+    entries = {path: health_entry(*entry) for path, *entry in rows.order_by("path").values_list(*fields)}
+    if principal is None:
+        return {path: public_entry(entry) for path, entry in entries.items()}
+    return entries
 
 
 def server_visible(principal, path: str) -> Server | None:

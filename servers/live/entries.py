@@ -2,6 +2,14 @@
 
 from datetime import datetime
 
+# What anyone may see of a server's health (the public socket and its HTTP fallback, /status): why a check
+# failed can name internal hosts and ports, so the reason (and the state) stay with logged-in sessions.
+PUBLIC_FIELDS = ("status", "last_checked_iso", "num_tools")
+
+
+def public_entry(entry: dict | None) -> dict | None:
+    return None if entry is None else {name: entry[name] for name in PUBLIC_FIELDS}
+
 
 def health_entry(
     status: str, last_checked_at: datetime | None, num_tools: int, detail: str = "", enabled: bool = True

@@ -64,12 +64,20 @@ def run(scenario) -> None:
 
 
 def entry(status: str, num_tools: int = 0, checked=None, detail: str = "") -> dict:
+    """A session's entry: with why a check failed and whether the server is enabled."""
+    return {
+        **public(status, num_tools, checked),
+        "detail": detail,
+        "enabled": status != "disabled",
+    }
+
+
+def public(status: str, num_tools: int = 0, checked=None) -> dict:
+    """What anyone sees: status, check time and tool count only."""
     return {
         "status": status,
         "last_checked_iso": checked.isoformat() if checked else None,
         "num_tools": num_tools,
-        "detail": detail,
-        "enabled": status != "disabled",
     }
 
 
@@ -135,8 +143,8 @@ def test_the_public_socket_needs_nothing_and_shows_enabled_servers_only(servers)
     async def scenario():
         communicator = socket(PUBLIC_PATH)
         assert await opened(communicator) == {
-            "/currenttime": entry("unknown"),
-            "/weather": entry("healthy", 4),
+            "/currenttime": public("unknown"),
+            "/weather": public("healthy", 4),
         }
         await communicator.disconnect()
 
@@ -166,25 +174,31 @@ def test_every_real_check_reaches_both_sockets_with_its_time(time_server, admin_
     cookie = session_cookie(admin_user)
 
     async def scenario():
-        private, public = socket(SESSION_PATH, session=cookie), socket(PUBLIC_PATH)
+        private, anyone = socket(SESSION_PATH, session=cookie), socket(PUBLIC_PATH)
         assert await opened(private) == {"/clock": entry("unknown")}
-        assert await opened(public) == {"/clock": entry("unknown")}
+        assert await opened(anyone) == {"/clock": public("unknown")}
 
         await database_sync_to_async(check_and_record)(server.pk)
 
         stored = await database_sync_to_async(Server.objects.get)(pk=server.pk)
-        expected = {"/clock": entry("healthy", 3, stored.last_checked_at, "3 tools listed")}
-        assert await private.receive_json_from(timeout=TIMEOUT) == expected
-        assert await public.receive_json_from(timeout=TIMEOUT) == expected
+        assert await private.receive_json_from(timeout=TIMEOUT) == {
+            "/clock": entry("healthy", 3, stored.last_checked_at, "3 tools listed")
+        }
+        assert await anyone.receive_json_from(timeout=TIMEOUT) == {
+            "/clock": public("healthy", 3, stored.last_checked_at)
+        }
 
         await database_sync_to_async(check_and_record)(server.pk)  # same status, same tools, a new time
         again = await database_sync_to_async(Server.objects.get)(pk=server.pk)
-        expected = {"/clock": entry("healthy", 3, again.last_checked_at, "3 tools listed")}
         assert again.last_checked_at > stored.last_checked_at
-        assert await private.receive_json_from(timeout=TIMEOUT) == expected
-        assert await public.receive_json_from(timeout=TIMEOUT) == expected
+        assert await private.receive_json_from(timeout=TIMEOUT) == {
+            "/clock": entry("healthy", 3, again.last_checked_at, "3 tools listed")
+        }
+        assert await anyone.receive_json_from(timeout=TIMEOUT) == {
+            "/clock": public("healthy", 3, again.last_checked_at)
+        }
         await private.disconnect()
-        await public.disconnect()
+        await anyone.disconnect()
 
     run(scenario)
 
@@ -341,14 +355,14 @@ def test_uptime_starts_again_once_every_web_process_is_gone(client, settings):
 
 
 def test_the_http_snapshot_is_public_without_a_session_scoped_with_one(servers, client, viewer, admin_user):
-    public = client.get("/api/health/ws/health_status")
+    anonymous = client.get("/api/health/ws/health_status")
     client.force_login(viewer)
     scoped = client.get("/api/health/ws/health_status")
     client.force_login(admin_user)
     everything = client.get("/api/health/ws/health_status")
 
-    assert public.status_code == 200
-    assert public.json() == {"/currenttime": entry("unknown"), "/weather": entry("healthy", 4)}
+    assert anonymous.status_code == 200
+    assert anonymous.json() == {"/currenttime": public("unknown"), "/weather": public("healthy", 4)}
     assert scoped.json() == {"/weather": entry("healthy", 4)}
     assert list(everything.json()) == ["/currenttime", "/off", "/weather"]
 
