@@ -34,7 +34,12 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
     return rows[:limit], len(rows) > limit
 
 
-STATES = ("enabled", "disabled", "unhealthy")
+# The dashboard's state filters: which servers each shows.
+IN_STATE = {
+    "enabled": lambda server: server.is_enabled,
+    "disabled": lambda server: not server.is_enabled,
+    "unhealthy": lambda server: server.is_enabled and server.health_status == HealthStatus.UNHEALTHY,
+}
 
 
 def dashboard_servers(principal, query: str = "", state: str = ""):
@@ -43,14 +48,9 @@ def dashboard_servers(principal, query: str = "", state: str = ""):
     Returns (servers, counts, truncated)."""
     servers, truncated = servers_listed(principal, query)
     prefetch_related_objects(servers, Prefetch("tools", queryset=Tool.objects.defer("embedding")))
-    in_state = {
-        "enabled": lambda server: server.is_enabled,
-        "disabled": lambda server: not server.is_enabled,
-        "unhealthy": lambda server: server.is_enabled and server.health_status == HealthStatus.UNHEALTHY,
-    }
-    counts = {"all": len(servers)} | {name: sum(map(test, servers)) for name, test in in_state.items()}
-    if state in in_state:
-        servers = [server for server in servers if in_state[state](server)]
+    counts = {"all": len(servers)} | {name: sum(map(test, servers)) for name, test in IN_STATE.items()}
+    if state in IN_STATE:
+        servers = [server for server in servers if IN_STATE[state](server)]
     return servers, counts, truncated
 
 

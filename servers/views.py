@@ -33,7 +33,7 @@ from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus
 from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
-from servers.selectors import LIST_LIMIT, STATES, dashboard_servers, health_snapshot, next_check_at
+from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot, next_check_at
 from servers.services import server_update
 
 EDIT_FIELDS = (
@@ -109,7 +109,7 @@ DETAILED_STATUSES = (HealthStatus.UNHEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED)
 def _dashboard_page(request, principal: Principal, *, register: dict | None = None, status: int = 200):
     query = request.GET.get("query", "").strip() if request.method == "GET" else ""
     state = request.GET.get("state", "") if request.method == "GET" else ""
-    state = state if state in STATES else ""
+    state = state if state in IN_STATE else ""
     servers, counts, truncated = dashboard_servers(principal, query, state)
     base = gateway_base_url(request)
     rows = [
