@@ -31,6 +31,9 @@ class Server(models.Model):
     )
     health_detail = models.TextField(blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
+    # When the current unhealthy spell began (null while not unhealthy): spaces out re-checks
+    # (servers/recheck.py).
+    unhealthy_since = models.DateTimeField(null=True, blank=True)
     supported_transports = ArrayField(
         models.CharField(max_length=32, choices=Transport.choices),
         default=list,

@@ -1,6 +1,6 @@
 """Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -52,14 +52,6 @@ def dashboard_servers(principal, query: str = "", state: str = ""):
     if state in IN_STATE:
         servers = [server for server in servers if IN_STATE[state](server)]
     return servers, counts, truncated
-
-
-def next_check_at(server: Server) -> datetime | None:
-    """When the sweep checks an enabled server next: its last check plus HEALTH_CHECK_INTERVAL_SECONDS
-    (servers never checked are due at the next sweep, shown as unknown)."""
-    if not server.is_enabled or server.last_checked_at is None:
-        return None
-    return server.last_checked_at + timedelta(seconds=settings.HEALTH_CHECK_INTERVAL_SECONDS)
 
 
 def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:

@@ -33,6 +33,24 @@ def sweep_health_task() -> int:
     return len(ids)
 
 
+@shared_task(name="servers.recheck_unhealthy_task", ignore_result=True)
+def recheck_unhealthy_task() -> int:
+    """Queue a check of every unhealthy server whose re-check is due (servers/recheck.py), so recovery
+    shows long before the next sweep. Each check expires when the next look would queue it again.
+    Returns how many were queued."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    from servers.models import Server
+    from servers.recheck import due_for_recheck
+
+    expires = max(1, settings.HEALTH_RECHECK_MIN_SECONDS - 1)
+    ids = list(due_for_recheck(Server.objects.all(), timezone.now()).values_list("pk", flat=True))
+    for server_id in ids:
+        check_server_task.apply_async((server_id,), expires=expires)
+    return len(ids)
+
+
 @shared_task(name="servers.embed_servers_task", ignore_result=True)
 def embed_servers_task(server_ids: list[int] | None = None) -> int:
     """Embed the given servers and their tools, or every dirty server and tool; returns how many rows

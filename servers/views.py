@@ -33,7 +33,8 @@ from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus
 from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
-from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot, next_check_at
+from servers.recheck import next_check_at
+from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot
 from servers.services import server_update
 
 EDIT_FIELDS = (

@@ -20,6 +20,8 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # backlog never runs stale copies.
 HEALTH_CHECK_INTERVAL_SECONDS = env.int("HEALTH_CHECK_INTERVAL_SECONDS", default=300)
 HEALTH_CHECK_TIMEOUT_SECONDS = env.int("HEALTH_CHECK_TIMEOUT_SECONDS", default=10)
+# Unhealthy servers are re-checked sooner, backing off from this to the interval (servers/recheck.py).
+HEALTH_RECHECK_MIN_SECONDS = env.int("HEALTH_RECHECK_MIN_SECONDS", default=15)
 
 CELERY_BEAT_SCHEDULE = {
     # Health of every enabled server: one check task per server, each bounded by the check timeout.
@@ -27,6 +29,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "servers.sweep_health_task",
         "schedule": float(HEALTH_CHECK_INTERVAL_SECONDS),
         "options": {"expires": max(1, HEALTH_CHECK_INTERVAL_SECONDS - 1)},
+    },
+    # Unhealthy servers whose re-check is due (servers/recheck.py), looked for at the shortest delay.
+    "recheck-unhealthy": {
+        "task": "servers.recheck_unhealthy_task",
+        "schedule": float(HEALTH_RECHECK_MIN_SECONDS),
+        "options": {"expires": max(1, HEALTH_RECHECK_MIN_SECONDS - 1)},
     },
     # Records of expired tokens are only kept a day, for revocation checks and the audit view.
     "purge-expired-tokens": {

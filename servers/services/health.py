@@ -37,7 +37,11 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
-        fields = ["health_status", "health_detail", "last_checked_at"]
+        if result.status != HealthStatus.UNHEALTHY:
+            row.unhealthy_since = None
+        elif row.unhealthy_since is None:
+            row.unhealthy_since = result.checked_at
+        fields = ["health_status", "health_detail", "last_checked_at", "unhealthy_since"]
         tools_changed = False
         if result.status != HealthStatus.UNHEALTHY and result.tools is not None:
             tools_changed = tools_store(row, result.tools)
@@ -67,5 +71,6 @@ def transition_record(
 
 def _copy_health(source: Server, target: Server) -> None:
     """Let the caller's instance show what was stored."""
-    for name in ("health_status", "health_detail", "last_checked_at", "num_tools", "updated_at"):
+    names = ("health_status", "health_detail", "last_checked_at", "unhealthy_since", "num_tools", "updated_at")
+    for name in names:
         setattr(target, name, getattr(source, name))

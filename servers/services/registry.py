@@ -150,7 +150,8 @@ def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
         transition_record(server=server, to_status=status, detail="enabled" if enabled else "disabled")
         server.is_enabled = enabled
         server.health_status = status
-        server.save(update_fields=["is_enabled", "health_status", "updated_at"])
+        server.unhealthy_since = None
+        server.save(update_fields=["is_enabled", "health_status", "unhealthy_since", "updated_at"])
         health_changed(server)
         audit_event_record(
             actor=actor,
