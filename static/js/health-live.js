@@ -39,13 +39,53 @@
     return row;
   }
 
+  // Servers the dashboard did not list (registered or shared elsewhere): the page itself is fetched
+  // again, once for any number of news, and the new rows and the state counts are taken from it, so
+  // they carry the same buttons, filters and permissions as a reload would give (`data-health-fetch`).
+  var fetching = null;
+  function fetchRows() {
+    if (fetching) return;
+    fetching = setTimeout(function () {
+      fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+        .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+        .then(function (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html");
+          var body = root.querySelector("tbody");
+          fresh.querySelectorAll("[data-health-socket] tr[data-path]").forEach(function (row) {
+            if (rowOf(row.dataset.path)) return;
+            var empty = body.querySelector("td.empty");
+            if (empty) empty.parentNode.remove();
+            body.appendChild(document.importNode(row, true));
+          });
+          var counts = fresh.querySelector("[data-state-counts]");
+          var current = document.querySelector("[data-state-counts]");
+          if (counts && current) current.replaceWith(document.importNode(counts, true));
+        })
+        .catch(function () {})
+        .then(function () { fetching = null; });
+    }, 300);
+  }
+
+  function gone(row) {
+    var body = row.parentNode;
+    row.remove();
+    if (!body.querySelector("tr[data-path]") && body.dataset.emptyText) {
+      var empty = document.createElement("tr");
+      empty.innerHTML = '<td colspan="9" class="empty"></td>';
+      empty.firstChild.textContent = body.dataset.emptyText;
+      body.appendChild(empty);
+    }
+  }
+
   function apply(path, entry) {
     var row = rowOf(path);
-    if (!row && entry !== null && root.hasAttribute("data-health-append")) row = added(path);
+    if (!row && entry !== null) {
+      if (root.hasAttribute("data-health-append")) row = added(path);
+      else if (root.hasAttribute("data-health-fetch")) fetchRows();
+    }
     if (!row) return;
-    row.classList.remove("is-gone");
     if (entry === null) {
-      row.classList.add("is-gone");
+      gone(row);
       return;
     }
     var badge = row.querySelector("[data-health-status]");
@@ -53,8 +93,10 @@
       badge.dataset.healthStatus = entry.status;
       badge.className = "badge status-" + entry.status;
       badge.textContent = labels[entry.status] || entry.status;
+      badge.hidden = entry.status === "disabled"; // the state cell says so already
       row.classList.add("changed");
       setTimeout(function () { row.classList.remove("changed"); }, 2000);
+      if (root.hasAttribute("data-health-fetch")) fetchRows(); // the counts by state
     }
     var detail = row.querySelector("[data-health-detail]");
     if (detail) {
