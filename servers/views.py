@@ -30,23 +30,14 @@ from servers.api.dashboard import (
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
-from servers.choices import HealthStatus
+from servers.choices import HealthStatus, Transport
 from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.recheck import next_check_at
 from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot
 from servers.services import server_update
 
-EDIT_FIELDS = (
-    "name",
-    "description",
-    "proxy_pass_url",
-    "tags",
-    "num_tools",
-    "num_stars",
-    "is_python",
-    "license",
-)
+EDIT_FIELDS = ("name", "description", "proxy_pass_url", "tags", "is_python", "license")
 
 
 # -- plumbing --------------------------------------------------------------------------------------
@@ -103,6 +94,8 @@ class DashboardRow:
     next_check_at: datetime | None
 
 
+# The register and edit forms' transport choices: what the gateway and the health check speak.
+TRANSPORT_CHOICES = ((Transport.STREAMABLE_HTTP, "Streamable HTTP"), (Transport.SSE, "SSE (legacy)"))
 STATE_FILTERS = (("", "All"), ("enabled", "Enabled"), ("disabled", "Disabled"), ("unhealthy", "Unhealthy"))
 DETAILED_STATUSES = (HealthStatus.UNHEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED)
 
@@ -138,6 +131,8 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         "can_register": principal.can(UiPermission.REGISTER_SERVICE),
         "register": register or {"values": {}, "errors": {}},
         "status_labels": dict(HealthStatus.choices),
+        "may_set_headers": principal.is_admin,
+        "transports": TRANSPORT_CHOICES,
     }
     return render(request, "servers/dashboard.html", context, status=status)
 
@@ -209,10 +204,11 @@ def edit(request, principal, service_path):
     except ApiError as error:
         return problem_page(request, error)
     if request.method == "GET":
-        return _edit_page(request, server, _form(_current_values(server), {}))
-    serializer = ServerEditSerializer(data=request.POST)
+        return _edit_page(request, principal, server, _form(_current_values(server), {}))
+    context = {"may_set_headers": principal.is_admin}
+    serializer = ServerEditSerializer(data=request.POST, context=context)
     if not serializer.is_valid():
-        return _edit_page(request, server, _form(request.POST, serializer.errors), status=400)
+        return _edit_page(request, principal, server, _form(request.POST, serializer.errors), status=400)
     fields = serializer.service_fields()
     if "tags" in request.POST:
         fields.setdefault("tags", [])  # a blank tags box reaches us as "not given"; here it means "none"
@@ -220,7 +216,7 @@ def edit(request, principal, service_path):
         server_update(actor=principal, server=server, **fields)
     except DjangoValidationError as invalid:
         server.refresh_from_db()
-        return _edit_page(request, server, _form(request.POST, model_errors(invalid)), status=400)
+        return _edit_page(request, principal, server, _form(request.POST, model_errors(invalid)), status=400)
     messages.success(request, f"Saved {server.name} ({server.path}).")
     return see_other(HOME)
 
@@ -228,15 +224,23 @@ def edit(request, principal, service_path):
 def _current_values(server: Server) -> dict:
     values = {name: getattr(server, name) for name in EDIT_FIELDS}
     values["tags"] = ", ".join(server.tags)
+    sse_only = server.supported_transports == [Transport.SSE]
+    values["supported_transports"] = Transport.SSE if sse_only else Transport.STREAMABLE_HTTP
     return values
 
 
-def _edit_page(request, server: Server, form: dict, *, status: int = 200):
-    context = {"server": server, "form": form, "header_count": len(server.headers or {})}
+def _edit_page(request, principal: Principal, server: Server, form: dict, *, status: int = 200):
+    context = {
+        "server": server,
+        "form": form,
+        "header_count": len(server.headers or {}),
+        "may_set_headers": principal.is_admin,
+        "transports": TRANSPORT_CHOICES,
+    }
     return render(request, "servers/edit.html", context, status=status)
 
 
-# -- tokens ----------------------------------------------------------------------------------------
+# -- the public status page ------------------------------------------------------------------------
 
 
 @require_GET

@@ -21,7 +21,7 @@ from accounts.principal import ALL, Principal
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import documented, path_parameter
 from registry_site.validators import normalize_path
-from servers.api.serializers import InternalServerSerializer, ServerInputSerializer
+from servers.api.serializers import DashboardServerSerializer, InternalServerSerializer
 from servers.models import Server, Tool
 from servers.selectors import servers_listed
 from servers.services import ServerConflict, server_refresh, server_register, server_toggle
@@ -78,7 +78,7 @@ def dashboard_register(principal: Principal, data) -> Server:
     Raises ApiError (403, 400 conflict) or a DRF ValidationError with the errors per field."""
     if not principal.can(UiPermission.REGISTER_SERVICE):
         raise ApiError(403, ErrorCode.PERMISSION_DENIED, "You lack register_service permission.")
-    serializer = ServerInputSerializer(data=data)
+    serializer = DashboardServerSerializer(data=data, context={"may_set_headers": principal.is_admin})
     serializer.is_valid(raise_exception=True)
     path = serializer.validated_data["path"]
     if not principal.can(UiPermission.REGISTER_SERVICE, path):
@@ -208,7 +208,7 @@ class RegisterView(DashboardApiView):
     """POST /api/register (and /register): the register form; the new server starts disabled."""
 
     @documented(
-        request=ServerInputSerializer, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 409, 413)
+        request=DashboardServerSerializer, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 409, 413)
     )
     def post(self, request):
         server = dashboard_register(principal_of(request), request.data)

@@ -169,8 +169,30 @@ class ServerInputSerializer(serializers.Serializer):
         return data
 
 
-class ServerEditSerializer(ServerInputSerializer):
-    """Editing keeps the path; `name` and `proxy_pass_url` are required, the rest optional."""
+HEADERS_ADMIN_ONLY = "Only administrators set outbound headers."
+
+
+class DashboardServerSerializer(ServerInputSerializer):
+    """The dashboard's register form (and `/api/register`). The page asks for no tool count or stars:
+    the health check discovers the tools; the contract's form fields are still accepted. Outbound
+    headers are write-only and set by administrators only (`context["may_set_headers"]`); a blank
+    headers box means "leave them"."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "copy") and "headers" in data and not str(data.get("headers") or "").strip():
+            data = data.copy()
+            data.pop("headers")
+        return super().to_internal_value(data)
+
+    def validate_headers(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
+        return super().validate_headers(value)
+
+
+class ServerEditSerializer(DashboardServerSerializer):
+    """The dashboard's edit form: the path stays; `name` and `proxy_pass_url` are required, the rest
+    optional."""
 
     path = None
     description = serializers.CharField(required=False, allow_blank=True)

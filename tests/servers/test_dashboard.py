@@ -360,8 +360,10 @@ def test_the_edit_form_is_filled_in_and_never_shows_header_values(as_operator, w
     assert 'name="name" value="Weather"' in page
     assert f'name="proxy_pass_url" type="url" value="{weather.proxy_pass_url}"' in page
     assert 'name="tags" value="forecast, climate"' in page
-    assert 'name="num_tools" type="number" min="0" value="7"' in page
+    assert 'name="num_tools"' not in page and 'name="num_stars"' not in page  # discovered, not typed
+    assert '<option value="streamable-http" selected>Streamable HTTP</option>' in page
     assert 'name="license" value="MIT"' in page
+    assert 'name="headers"' not in page  # an operator, not an administrator
     assert 'name="path"' not in page  # the path cannot change
     assert "This server has 1 outbound header." in page
     assert "upstream-secret" not in page and "X-Api-Key" not in page
@@ -389,6 +391,65 @@ def test_saving_the_edit_form_updates_the_server_and_redirects_home(as_operator,
         "fields": ["description", "license", "name", "num_stars", "proxy_pass_url", "tags"]
     }
     assert flashes(as_operator.get("/")) == ["Saved Weather 2 (/weather)."]
+
+
+def test_the_transport_is_chosen_in_the_form(as_operator, weather):
+    as_operator.post("/edit/weather", {**EDIT_FORM, "supported_transports": "sse"})
+
+    weather.refresh_from_db()
+    assert weather.supported_transports == ["sse"]
+    assert '<option value="sse" selected>SSE (legacy)</option>' in html(as_operator.get("/edit/weather"))
+
+
+def test_only_administrators_set_outbound_headers(as_operator, weather):
+    before = snapshot()
+
+    response = as_operator.post("/edit/weather", {**EDIT_FORM, "headers": '{"X-Api-Key": "mine"}'})
+
+    assert response.status_code == 400
+    assert '<p class="error" role="alert">Only administrators set outbound headers.</p>' in html(response)
+    assert snapshot() == before
+
+
+@pytest.fixture
+def as_admin(client, member):
+    client.force_login(member("root", "mcp-registry-admin"))
+    return client
+
+
+def test_administrators_see_how_many_headers_are_set_never_their_values(as_admin, weather):
+    page = html(as_admin.get("/edit/weather"))
+
+    assert '<textarea id="f-headers" name="headers"' in page
+    assert "1 header set. Their values are never shown" in page
+    assert "upstream-secret" not in page and "X-Api-Key" not in page
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored"),
+    [
+        ("", {"X-Api-Key": "upstream-secret"}),  # an empty box keeps them
+        ("  ", {"X-Api-Key": "upstream-secret"}),
+        ('{"Authorization": "Bearer new"}', {"Authorization": "Bearer new"}),
+        ("{}", {}),
+    ],
+)
+def test_administrators_replace_keep_or_clear_the_headers(as_admin, weather, typed, stored):
+    response = as_admin.post("/edit/weather", {**EDIT_FORM, "headers": typed})
+
+    assert response.status_code == 303
+    weather.refresh_from_db()
+    assert weather.headers == stored
+
+
+def test_malformed_headers_are_refused_with_the_apis_message(as_admin, weather):
+    response = as_admin.post("/edit/weather", {**EDIT_FORM, "headers": '{"Bad Name": "x"}'})
+
+    assert response.status_code == 400
+    errors = re.findall(r'<p class="field-error">(.*?)</p>', html(response))
+    assert errors == ["&#x27;Bad Name&#x27; is not a valid header name."]
+    weather.refresh_from_db()
+    assert weather.headers == {"X-Api-Key": "upstream-secret"}
 
 
 def test_a_blank_tags_box_clears_the_tags(as_operator, weather):
