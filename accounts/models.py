@@ -84,6 +84,7 @@ class IssuedToken(models.Model):
     kind = models.CharField(max_length=32, choices=TokenKind.choices)
     description = models.CharField(max_length=200, blank=True)
     scopes = models.JSONField(default=list, blank=True)
+    is_admin = models.BooleanField(default=False, help_text="carries administration rights")
     client_id = models.CharField(
         max_length=80, blank=True, db_index=True, help_text="the client credential a service token came from"
     )

@@ -3,11 +3,24 @@
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
 from django.contrib.auth.models import Group
 from django.db.models import Count
+from django.utils import timezone
 
-from accounts.choices import SYSTEM_GROUPS, group_scope_name
+from accounts.choices import SYSTEM_GROUPS, TokenKind, group_scope_name
 from accounts.idp_admin import IdpError, KeycloakAdmin
-from accounts.models import Scope
+from accounts.models import IssuedToken, Scope
 from accounts.services.scopes import GROUP_MAPPINGS_KEY, UI_SCOPES_KEY
+
+MY_TOKENS_LIMIT = 100
+
+
+def tokens_in_force(user) -> list[IssuedToken]:
+    """The tokens `user` asked for that still work (neither expired nor revoked), newest first."""
+    return list(
+        IssuedToken.objects.filter(
+            user=user, kind=TokenKind.USER, revoked_at__isnull=True, expires_at__gt=timezone.now()
+        ).order_by("-created_at")[:MY_TOKENS_LIMIT]
+    )
+
 
 PROVIDER_ICONS = {"keycloak": "keycloak", "cognito": "aws", "entra": "microsoft", "github": "github"}
 

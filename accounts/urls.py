@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/auth/auth/callback", views.provider_callback_view, name="provider-callback"),
     path("api/auth/auth/<str:provider>", views.provider_login_view, name="provider-login"),
     path("api/tokens", views.tokens, name="tokens"),
+    path("api/tokens/<str:jti>/revoke", views.token_revoke_form, name="token-revoke"),
 ]

@@ -37,6 +37,7 @@ class TokenGrant:
     access_token: str
     expires_in: int
     scopes: tuple[str, ...]
+    admin: bool = False  # carries administration rights (an admin's unrestricted token)
     headers: dict = field(default_factory=dict)  # rate-limit state for the response
 
     def as_response(self) -> dict:
@@ -77,11 +78,12 @@ def _issue(
         kind=kind,
         description=description,
         scopes=list(scopes),
+        is_admin=admin,
         expires_at=encoded.expires_at,
         client_id=client_id or "",
         parent=parent,
     )
-    return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes))
+    return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes), admin=admin)
 
 
 def user_token_issue(

@@ -208,7 +208,9 @@ class RegisterView(DashboardApiView):
     """POST /api/register (and /register): the register form; the new server starts disabled."""
 
     @documented(
-        request=DashboardServerSerializer, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 409, 413)
+        request=DashboardServerSerializer,
+        responses={201: OpenApiTypes.OBJECT},
+        errors=(400, 401, 403, 409, 413),
     )
     def post(self, request):
         server = dashboard_register(principal_of(request), request.data)

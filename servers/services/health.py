@@ -71,6 +71,13 @@ def transition_record(
 
 def _copy_health(source: Server, target: Server) -> None:
     """Let the caller's instance show what was stored."""
-    names = ("health_status", "health_detail", "last_checked_at", "unhealthy_since", "num_tools", "updated_at")
+    names = (
+        "health_status",
+        "health_detail",
+        "last_checked_at",
+        "unhealthy_since",
+        "num_tools",
+        "updated_at",
+    )
     for name in names:
         setattr(target, name, getattr(source, name))

@@ -1,15 +1,13 @@
 """The dashboard pages: the server list and its forms, the edit form and the token page, as a browser
 without JavaScript uses them (form posts, 303 redirects, flash messages, CSRF)."""
 
-import json
 import re
 from urllib.parse import urlencode
 
-import jwt
 import pytest
 from django.test import Client
 
-from accounts.models import AuditEvent, IssuedToken
+from accounts.models import AuditEvent
 from servers.models import Server
 from tests.factories import ServerFactory
 
@@ -503,120 +501,6 @@ def test_the_edit_form_enforces_csrf(operator, weather):
     assert snapshot() == before
     accepted = client.post("/edit/weather", {**EDIT_FORM, "csrfmiddlewaretoken": token})
     assert accepted.status_code == 303
-
-
-# -- tokens ----------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def dev(member, scope_factory):
-    scope_factory("servers-read", group="devs", ui={"list_service": ["weather"]})
-    scope_factory("servers-write", group="devs", ui={"modify_service": ["weather"]})
-    return member("dana", "devs")
-
-
-def test_the_token_page_lists_the_callers_scopes_as_checkboxes(client, dev, scope_factory):
-    scope_factory("not-mine", group="others")
-    client.force_login(dev)
-
-    page = html(client.get("/api/tokens"))
-
-    assert re.findall(r'name="requested_scopes" value="([^"]+)"', page) == ["servers-read", "servers-write"]
-    assert 'name="csrfmiddlewaretoken"' in page
-    assert 'name="expires_in_hours" type="number" min="1" max="24" value="8"' in page
-
-
-def test_the_token_form_issues_a_token_shown_once(client, dev, settings):
-    client.force_login(dev)
-
-    response = client.post(
-        "/api/tokens", {"scope_mode": "all", "expires_in_hours": "2", "description": "laptop"}
-    )
-
-    assert response.status_code == 200
-    assert response["Cache-Control"] == "no-store"
-    token = re.search(r'<textarea class="token"[^>]*>([^<]+)</textarea>', html(response)).group(1)
-    claims = jwt.decode(token, settings.JWT_SIGNING_KEY, algorithms=["HS256"], issuer="mcp-gateway-registry")
-    assert (claims["sub"], claims["scope"], claims["exp"] - claims["iat"]) == (
-        "dana",
-        "servers-read servers-write",
-        2 * 3600,
-    )
-    assert "<dd>7200 seconds</dd>" in html(response)
-    assert IssuedToken.objects.get().description == "laptop"
-    assert token not in html(client.get("/api/tokens"))
-
-
-def test_ticked_scopes_narrow_the_token(client, dev):
-    client.force_login(dev)
-
-    response = client.post("/api/tokens", {"scope_mode": "selected", "requested_scopes": ["servers-read"]})
-
-    assert IssuedToken.objects.get().scopes == ["servers-read"]
-    assert "<code>servers-read</code></dd>" in html(response)
-
-
-@pytest.mark.parametrize(
-    ("form", "status", "message"),
-    [
-        ({"scope_mode": "selected"}, 400, "Choose at least one scope."),
-        (
-            {"scope_mode": "selected", "requested_scopes": ["not-mine"]},
-            403,
-            "Scopes not granted to the caller: not-mine.",
-        ),
-        ({"expires_in_hours": "99"}, 400, "Expires in hours: At most 24 hours."),
-    ],
-)
-def test_refused_token_requests_come_back_with_the_reason(client, dev, form, status, message):
-    client.force_login(dev)
-
-    response = client.post("/api/tokens", form)
-
-    assert response.status_code == status
-    assert f'<p class="error" role="alert">{message}</p>' in html(response)
-    assert IssuedToken.objects.count() == 0
-
-
-def test_the_token_form_shares_the_rate_limit_of_the_json_endpoint(client, dev, settings):
-    settings.TOKEN_ISSUE_RATE_PER_MINUTE = 1
-    client.force_login(dev)
-    client.post("/api/tokens/generate", {}, content_type="application/json")
-
-    response = client.post("/api/tokens", {"scope_mode": "all"})
-
-    assert response.status_code == 429
-    assert "Too many tokens requested; try again later." in html(response)
-    assert IssuedToken.objects.count() == 1
-
-
-def test_the_token_form_enforces_csrf(dev):
-    client, token = csrf_client(dev)
-
-    refused = client.post("/api/tokens", {"scope_mode": "all"})
-    accepted = client.post("/api/tokens", {"scope_mode": "all", "csrfmiddlewaretoken": token})
-
-    assert (refused.status_code, accepted.status_code) == (403, 200)
-    assert IssuedToken.objects.count() == 1
-
-
-def test_a_new_token_comes_with_a_client_configuration_for_the_gateway(client, dev, weather):
-    client.force_login(dev)
-
-    response = client.post("/api/tokens", {"scope_mode": "all"})
-
-    page = html(response)
-    token = re.search(r'<textarea class="token" rows="4"[^>]*>([^<]+)</textarea>', page).group(1)
-    config = re.search(r'aria-label="MCP client configuration">([^<]+)</textarea>', page).group(1)
-    assert json.loads(config.replace("&quot;", '"')) == {
-        "mcpServers": {
-            "weather": {
-                "type": "http",
-                "url": "http://testserver/weather/mcp",
-                "headers": {"Authorization": f"Bearer {token}"},
-            }
-        }
-    }
 
 
 def test_each_dashboard_row_shows_the_gateway_url(as_operator, weather, settings):

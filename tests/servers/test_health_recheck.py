@@ -71,7 +71,9 @@ def test_only_unhealthy_enabled_servers_whose_recheck_is_due_are_queued(settings
         unhealthy_since=now - timedelta(seconds=100),
         last_checked_at=now - timedelta(seconds=40),
     )
-    ServerFactory(path="/healthy", health_status=HealthStatus.HEALTHY, last_checked_at=now - timedelta(hours=1))
+    ServerFactory(
+        path="/healthy", health_status=HealthStatus.HEALTHY, last_checked_at=now - timedelta(hours=1)
+    )
     ServerFactory(
         path="/disabled",
         is_enabled=False,

@@ -1,29 +1,23 @@
 """Session pages: the form login (prefixed and unprefixed forms), logout, identity-provider login, and
-the token page."""
+`session_page`, the decorator every page behind a login uses."""
 
 from functools import wraps
 from urllib.parse import urlencode
 
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
 from allauth.socialaccount.models import SocialAccount
-from django.conf import settings
 from django.contrib.auth import login, logout
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from accounts.api.serializers import TokenRequestSerializer
 from accounts.authentication import SESSION_AUTH_KEY, principal_from_session
 from accounts.backends import PATH as PASSWORD_BACKEND
 from accounts.choices import AuthMethod
-from accounts.models import Scope
-from accounts.principal import Principal
 from accounts.selectors import login_providers
-from accounts.services import LoginRefused, TokenRequestError, login_attempt, user_token_issue
+from accounts.services import LoginRefused, login_attempt
 from registry_site.errors import ErrorCode, error_response
-from servers.clients import client_config, gateway_base_url
-from servers.selectors import servers_listed
 
 HOME = "/"
 LOGIN_PAGE = "/login"
@@ -160,76 +154,3 @@ def session_page(view):
         return view(request, principal, *args, **kwargs)
 
     return wrapper
-
-
-@require_http_methods(["GET", "POST"])
-@session_page
-def tokens(request, principal):
-    """GET/POST /api/tokens: the token form without JavaScript; a new token is shown once, never stored.
-
-    Issues through the same service as POST /api/tokens/generate, rate limit included."""
-    if request.method == "GET":
-        return _tokens_page(request, principal, {"scope_mode": "all"})
-    values = {
-        "scope_mode": "selected" if request.POST.get("scope_mode") == "selected" else "all",
-        "requested_scopes": request.POST.getlist("requested_scopes"),
-        "expires_in_hours": request.POST.get("expires_in_hours", "").strip(),
-        "description": request.POST.get("description", "").strip(),
-    }
-    data, error = _token_request(values)
-    if error:
-        return _tokens_page(request, principal, values, error=error, status=400)
-    try:
-        grant = user_token_issue(
-            principal=principal,
-            requested_scopes=data.get("requested_scopes"),
-            expires_in_hours=data.get("expires_in_hours"),
-            description=data["description"],
-        )
-    except TokenRequestError as error:
-        response = _tokens_page(request, principal, values, error=str(error), status=error.status)
-        for name, value in error.headers.items():
-            response[name] = value
-        return response
-    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant.as_response())
-    response["Cache-Control"] = "no-store"
-    response["Pragma"] = "no-cache"
-    return response
-
-
-def _token_request(values: dict) -> tuple[dict, str]:
-    """The form as the JSON endpoint's token request, validated the same way; or why it is not one."""
-    data = {"description": values["description"]}
-    if values["expires_in_hours"]:
-        data["expires_in_hours"] = values["expires_in_hours"]
-    if values["scope_mode"] == "selected":
-        if not values["requested_scopes"]:
-            return {}, "Choose at least one scope."
-        data["requested_scopes"] = values["requested_scopes"]
-    serializer = TokenRequestSerializer(data=data)
-    if not serializer.is_valid():
-        reasons = (
-            f"{name.replace('_', ' ').capitalize()}: {errors[0]}"
-            for name, errors in serializer.errors.items()
-        )
-        return {}, " ".join(reasons)
-    return serializer.validated_data, ""
-
-
-def _tokens_page(request, principal: Principal, values: dict, *, error="", grant=None, status=200):
-    scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
-    config = None
-    if grant is not None:  # the new token, ready to paste into an MCP host for every server it reaches
-        servers = [server for server in servers_listed(principal)[0] if server.is_enabled]
-        config = client_config(servers, gateway_base_url(request), grant["access_token"])
-    context = {
-        "client_config": config,
-        "scopes": list(scopes),
-        "is_admin": principal.is_admin,
-        "values": values,
-        "error": error,
-        "grant": grant,
-        "default_hours": settings.TOKEN_DEFAULT_HOURS,
-        "max_hours": settings.TOKEN_MAX_HOURS,
-    }
-    return render(request, "accounts/tokens.html", context, status=status)

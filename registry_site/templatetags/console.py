@@ -1,0 +1,39 @@
+"""Small filters the console's templates need."""
+
+import json
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def get_item(mapping, key):
+    """`mapping[key]` (`""` for the whole, as the state filters name it), or "" when missing."""
+    return mapping.get(key or "all", "")
+
+
+@register.filter
+def pretty_json(value) -> str:
+    """A JSON value indented for reading (autoescaped by the template)."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+@register.filter
+def duration(seconds) -> str:
+    """A length of time in the two largest units it has: 28800 → "8 hours", 93600 → "1 day 2 hours"."""
+    remaining = max(0, int(seconds))
+    parts = []
+    for name, size in UNITS:
+        count, remaining = divmod(remaining, size)
+        if count:
+            parts.append(f"{count} {name}{'' if count == 1 else 's'}")
+    return " ".join(parts[:2]) or "0 seconds"
+
+
+@register.filter
+def multiply(value, factor):
+    return int(value) * int(factor)

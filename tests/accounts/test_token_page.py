@@ -1,0 +1,217 @@
+"""The token page (/api/tokens): issue a token shown once with what it grants and a client
+configuration, and list and revoke the caller's own tokens."""
+
+import json
+import re
+
+import jwt
+import pytest
+from django.test import Client
+
+from accounts.models import AuditEvent, IssuedToken
+from tests.factories import ServerFactory
+from tests.servers.test_dashboard import csrf_client, flashes, html
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def weather(db):
+    return ServerFactory(path="/weather", name="Weather", proxy_pass_url="http://127.0.0.1:9002/v1/mcp")
+
+
+@pytest.fixture
+def dev(member, scope_factory):
+    scope_factory("servers-read", group="devs", ui={"list_service": ["weather"]})
+    scope_factory("servers-write", group="devs", ui={"modify_service": ["weather"]})
+    return member("dana", "devs")
+
+
+def test_the_token_page_lists_the_callers_scopes_as_checkboxes(client, dev, scope_factory):
+    scope_factory("not-mine", group="others")
+    client.force_login(dev)
+
+    page = html(client.get("/api/tokens"))
+
+    assert re.findall(r'name="requested_scopes" value="([^"]+)"', page) == ["servers-read", "servers-write"]
+    assert 'name="csrfmiddlewaretoken"' in page
+    lifetimes = re.findall(r'<option value="(\d+)"( selected)?>([^<]+)</option>', page)
+    assert lifetimes == [
+        ("1", "", "1 hour"),
+        ("4", "", "4 hours"),
+        ("8", " selected", "8 hours"),
+        ("24", "", "1 day"),
+    ]
+
+
+def test_the_token_form_issues_a_token_shown_once(client, dev, settings):
+    client.force_login(dev)
+
+    response = client.post(
+        "/api/tokens", {"scope_mode": "all", "expires_in_hours": "2", "description": "laptop"}
+    )
+
+    assert response.status_code == 200
+    assert response["Cache-Control"] == "no-store"
+    token = re.search(
+        r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', html(response)
+    ).group(1)
+    claims = jwt.decode(token, settings.JWT_SIGNING_KEY, algorithms=["HS256"], issuer="mcp-gateway-registry")
+    assert (claims["sub"], claims["scope"], claims["exp"] - claims["iat"]) == (
+        "dana",
+        "servers-read servers-write",
+        2 * 3600,
+    )
+    assert "<dd data-lifetime>2 hours</dd>" in html(response)
+    assert "<dd data-granted><code>servers-read</code>, <code>servers-write</code></dd>" in html(response)
+    assert IssuedToken.objects.get().description == "laptop"
+    assert token not in html(client.get("/api/tokens"))
+
+
+def test_ticked_scopes_narrow_the_token(client, dev):
+    client.force_login(dev)
+
+    response = client.post("/api/tokens", {"scope_mode": "selected", "requested_scopes": ["servers-read"]})
+
+    assert IssuedToken.objects.get().scopes == ["servers-read"]
+    assert "<dd data-granted><code>servers-read</code></dd>" in html(response)
+
+
+@pytest.mark.parametrize(
+    ("form", "status", "message"),
+    [
+        ({"scope_mode": "selected"}, 400, "Choose at least one scope."),
+        (
+            {"scope_mode": "selected", "requested_scopes": ["not-mine"]},
+            403,
+            "Scopes not granted to the caller: not-mine.",
+        ),
+        ({"expires_in_hours": "99"}, 400, "Expires in hours: At most 24 hours."),
+    ],
+)
+def test_refused_token_requests_come_back_with_the_reason(client, dev, form, status, message):
+    client.force_login(dev)
+
+    response = client.post("/api/tokens", form)
+
+    assert response.status_code == status
+    assert f'<p class="error" role="alert">{message}</p>' in html(response)
+    assert IssuedToken.objects.count() == 0
+
+
+def test_the_token_form_shares_the_rate_limit_of_the_json_endpoint(client, dev, settings):
+    settings.TOKEN_ISSUE_RATE_PER_MINUTE = 1
+    client.force_login(dev)
+    client.post("/api/tokens/generate", {}, content_type="application/json")
+
+    response = client.post("/api/tokens", {"scope_mode": "all"})
+
+    assert response.status_code == 429
+    assert "Too many tokens requested; try again later." in html(response)
+    assert IssuedToken.objects.count() == 1
+
+
+def test_the_token_form_enforces_csrf(dev):
+    client, token = csrf_client(dev)
+
+    refused = client.post("/api/tokens", {"scope_mode": "all"})
+    accepted = client.post("/api/tokens", {"scope_mode": "all", "csrfmiddlewaretoken": token})
+
+    assert (refused.status_code, accepted.status_code) == (403, 200)
+    assert IssuedToken.objects.count() == 1
+
+
+def test_a_new_token_comes_with_a_client_configuration_for_the_gateway(client, dev, weather):
+    client.force_login(dev)
+
+    response = client.post("/api/tokens", {"scope_mode": "all"})
+
+    page = html(response)
+    token = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', page).group(1)
+    config = re.search(r'aria-label="MCP client configuration">([^<]+)</textarea>', page).group(1)
+    assert json.loads(config.replace("&quot;", '"')) == {
+        "mcpServers": {
+            "weather": {
+                "type": "http",
+                "url": "http://testserver/weather/mcp",
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
+
+
+def test_an_administrators_unrestricted_token_says_it_carries_administration(client, member):
+    client.force_login(member("root", "mcp-registry-admin"))
+
+    response = client.post("/api/tokens", {"scope_mode": "all", "expires_in_hours": "24"})
+
+    granted = re.search(r"<dd data-granted>(.*?)</dd>", html(response)).group(1)
+    assert granted.startswith("<strong>Administration</strong>: every server, tool and registry action")
+    assert "<dd data-lifetime>1 day</dd>" in html(response)
+    assert IssuedToken.objects.get().is_admin is True
+
+
+def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
+    client.force_login(dev)
+    client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"})
+    client.post(
+        "/api/tokens", {"scope_mode": "selected", "requested_scopes": ["servers-read"], "description": "ci"}
+    )
+    revoked = client.post("/api/tokens", {"scope_mode": "all", "description": "old"})
+    assert revoked.status_code == 200
+    old = IssuedToken.objects.get(description="old")
+    client.post(f"/api/tokens/{old.jti}/revoke")
+    other = Client()
+    other.force_login(member("eve", "devs"))
+    other.post("/api/tokens", {"scope_mode": "all", "description": "eve's"})
+
+    page = html(client.get("/api/tokens"))
+
+    rows = re.findall(r'<tr data-token="[^"]+">\s*<td>([^<]*)</td>\s*<td>(.*?)</td>', page)
+    assert rows == [
+        ("ci", "<code>servers-read</code>"),
+        ("laptop", "<code>servers-read</code>, <code>servers-write</code>"),
+    ]
+
+
+def test_revoking_a_token_stops_it_at_once(client, dev):
+    client.force_login(dev)
+    page = html(client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"}))
+    token = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', page).group(1)
+    assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+    issued = IssuedToken.objects.get()
+
+    response = client.post(f"/api/tokens/{issued.jti}/revoke")
+
+    assert (response.status_code, response["Location"]) == (303, "/api/tokens")
+    assert flashes(client.get("/api/tokens")) == ["Token laptop revoked."]
+    assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
+    issued.refresh_from_db()
+    assert issued.revoked_at is not None
+    assert AuditEvent.objects.filter(action="token.revoke").count() == 1
+
+
+def test_nobody_revokes_someone_elses_token(client, dev, member):
+    owner = Client()
+    owner.force_login(member("eve", "devs"))
+    owner.post("/api/tokens", {"scope_mode": "all"})
+    theirs = IssuedToken.objects.get()
+    client.force_login(dev)
+
+    response = client.post(f"/api/tokens/{theirs.jti}/revoke")
+
+    assert response.status_code == 404
+    assert '<p class="error" role="alert">You have no such token.</p>' in html(response)
+    theirs.refresh_from_db()
+    assert theirs.revoked_at is None
+
+
+def test_revoking_needs_the_pages_csrf_token(dev):
+    client, csrf = csrf_client(dev)
+    client.post("/api/tokens", {"scope_mode": "all", "csrfmiddlewaretoken": csrf})
+    issued = IssuedToken.objects.get()
+
+    refused = client.post(f"/api/tokens/{issued.jti}/revoke")
+    accepted = client.post(f"/api/tokens/{issued.jti}/revoke", {"csrfmiddlewaretoken": csrf})
+
+    assert (refused.status_code, accepted.status_code) == (403, 303)
