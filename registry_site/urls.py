@@ -8,6 +8,7 @@ from registry_site import views
 
 handler404 = "registry_site.views.not_found"
 handler400 = "registry_site.views.bad_request"
+handler403 = "registry_site.views.permission_denied"
 handler500 = "registry_site.views.server_error"
 
 urlpatterns = [

@@ -59,6 +59,24 @@ def bad_request(request, exception=None):
     )
 
 
+def permission_denied(request, exception=None):
+    """403 raised outside a view's own checks (Django's PermissionDenied, a failed CSRF check)."""
+    from django.views.defaults import permission_denied as django_permission_denied
+
+    return _error(
+        request,
+        403,
+        "Permission denied",
+        ErrorCode.PERMISSION_DENIED,
+        lambda: django_permission_denied(request, exception),
+    )
+
+
+def csrf_failure(request, reason=""):
+    """A form posted without a valid CSRF token: the styled 403 page (or the JSON error under the APIs)."""
+    return permission_denied(request)
+
+
 def server_error(request):
     """500 without a stack trace; the request id ties the answer to the logged traceback."""
     from django.views.defaults import server_error as django_server_error
