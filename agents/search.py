@@ -19,6 +19,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, Model, QuerySet
 from pgvector.django import CosineDistance
@@ -27,6 +28,7 @@ from accounts.principal import Principal
 from agents.models import Agent
 from metrics.choices import MetricType
 from metrics.client import emit
+from registry_site import ratelimit
 from registry_site.embeddings import get_provider
 from servers.models import Server, Tool
 
@@ -49,6 +51,15 @@ class Match:
     entity_type: str
     row: Model
     relevance_score: float
+
+
+def search_rate_limit(principal: Principal, client_address: str) -> ratelimit.Decision:
+    """Every search runs the model, so each caller (user, or client address when anonymous) may search
+    SEMANTIC_SEARCH_RATE_PER_MINUTE times a minute, whatever the surface (the APIs, the agents page)."""
+    caller = f"user:{principal.username}" if principal.is_authenticated else f"addr:{client_address}"
+    return ratelimit.take(
+        f"search:{caller}", capacity=settings.SEMANTIC_SEARCH_RATE_PER_MINUTE, period_seconds=60
+    )
 
 
 def query_vector(query: str) -> list[float]:

@@ -28,4 +28,5 @@ urlpatterns = [
     # Search routes first: `api/agents/discover/...` must win over `api/agents/<path>`.
     path("", include("agents.api.search_urls")),
     path("", include("agents.api.urls")),
+    path("", include("agents.urls")),
 ]

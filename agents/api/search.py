@@ -8,15 +8,21 @@ that fails verification is a 401, never a silent downgrade to anonymous.
 
 import logging
 
-from django.conf import settings
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
-from agents.search import ENTITY_TYPES, MAX_RESULTS, TOOL, Match, agents_semantic, registry_semantic
-from registry_site import ratelimit
+from agents.search import (
+    ENTITY_TYPES,
+    MAX_RESULTS,
+    TOOL,
+    Match,
+    agents_semantic,
+    registry_semantic,
+    search_rate_limit,
+)
 from registry_site.embeddings import EmbeddingError
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import documented
@@ -74,23 +80,15 @@ def registry_match(match: Match) -> dict:
 class SemanticSearchView(APIView):
     """Authentication optional; an embedding failure is a 500 `SEARCH_ERROR` with the request id.
 
-    Every search runs the model, so each caller (user, or client address when anonymous) may search
-    SEMANTIC_SEARCH_RATE_PER_MINUTE times a minute; answers carry `X-RateLimit-*`, refusals are 429."""
+    Searches are rate-limited per caller (`search_rate_limit`); answers carry `X-RateLimit-*`, refusals
+    are 429."""
 
     authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
     permission_classes = [AllowAny]
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        principal = principal_of(request)
-        caller = (
-            f"user:{principal.username}"
-            if principal.is_authenticated
-            else f"addr:{request.META.get('REMOTE_ADDR', '')}"
-        )
-        self.rate_limit = ratelimit.take(
-            f"search:{caller}", capacity=settings.SEMANTIC_SEARCH_RATE_PER_MINUTE, period_seconds=60
-        )
+        self.rate_limit = search_rate_limit(principal_of(request), request.META.get("REMOTE_ADDR", ""))
         if not self.rate_limit.allowed:
             raise ApiError(
                 429, ErrorCode.THROTTLED, "Too many searches; try again later.", self.rate_limit.headers()
