@@ -32,11 +32,11 @@ def page(response) -> str:
 
 
 def hits(response) -> list[tuple[str, str, str]]:
-    found = re.findall(
-        r'<li class="hit" data-entity-type="([^"]+)" data-path="([^"]+)">.*?<strong class="hit-name">([^<]+)</strong>',
-        page(response),
-        re.S,
+    hit = (
+        r'<li class="hit" data-entity-type="([^"]+)" data-path="([^"]+)">'
+        r'.*?<strong class="hit-name">([^<]+)</strong>'
     )
+    found = re.findall(hit, page(response), re.S)
     return [tuple(hit) for hit in found]
 
 
