@@ -1,9 +1,11 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, Group
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from accounts.choices import AuditAction, TokenKind
 from accounts.querysets import AuditEventQuerySet
+from accounts.scope_rules import server_rules_errors, ui_permissions_errors
 
 
 class User(AbstractUser):
@@ -37,6 +39,15 @@ class Scope(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if rule_errors := server_rules_errors(self.server_rules):
+            errors["server_rules"] = rule_errors
+        if permission_errors := ui_permissions_errors(self.ui_permissions):
+            errors["ui_permissions"] = permission_errors
+        if errors:
+            raise ValidationError(errors)
 
 
 class IdpGroupMapping(models.Model):

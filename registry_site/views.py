@@ -5,6 +5,7 @@ import logging
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from registry_site.errors import (
@@ -73,7 +74,10 @@ def permission_denied(request, exception=None):
 
 
 def csrf_failure(request, reason=""):
-    """A form posted without a valid CSRF token: the styled 403 page (or the JSON error under the APIs)."""
+    """A form posted without a valid CSRF token: a browser gets the styled 403 page saying what to do,
+    other clients the error format of the path."""
+    if request.get_preferred_type(["application/json", "text/html"]) == "text/html":
+        return render(request, "403.html", {"csrf_failed": True}, status=403)
     return permission_denied(request)
 
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import yaml
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import ScopesFileError, scopes_import
@@ -26,6 +27,11 @@ class Command(BaseCommand):
             summary = scopes_import(actor=None, document=document)
         except ScopesFileError as exc:
             raise CommandError(f"{path}: {exc}") from exc
+        except ValidationError as invalid:  # a scope's rules are malformed (accounts/scope_rules.py)
+            reasons = "; ".join(
+                f"{field}: {' '.join(messages)}" for field, messages in invalid.message_dict.items()
+            )
+            raise CommandError(f"{path}: nothing imported: {reasons}") from invalid
         self.stdout.write(
             self.style.SUCCESS(f"imported {summary['scopes']} scopes and {summary['groups']} groups")
         )
