@@ -4,6 +4,7 @@ from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts import services
+from accounts.admin_forms import ScopeForm
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
 from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
@@ -98,6 +99,9 @@ class IdpGroupMappingAdmin(admin.ModelAdmin):
 
 @admin.register(Scope)
 class ScopeAdmin(ServiceModelAdmin):
+    """Scopes through a structured form (accounts/admin_forms.py); rules are checked by Scope.clean()."""
+
+    form = ScopeForm
     editable_fields = services.SCOPE_EDITABLE_FIELDS
     readonly_on_change = ("name",)
     list_display = ("name", "description", "group_names", "updated_at")
@@ -105,6 +109,9 @@ class ScopeAdmin(ServiceModelAdmin):
     list_filter = ("groups",)
     filter_horizontal = ("groups",)
     readonly_fields = ("created_at", "updated_at")
+
+    class Media:
+        css = {"all": ("css/admin-console.css",)}
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("groups")
