@@ -8,10 +8,6 @@ from accounts.admin_forms import ScopeForm
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
 from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
-admin.site.site_header = "MCP Gateway Registry"
-admin.site.site_title = "MCP Gateway Registry"
-admin.site.index_title = "Operator console"
-
 
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):

@@ -12,14 +12,14 @@ class AgentAdmin(ServiceModelAdmin):
     editable_fields = services.EDITABLE_FIELDS
     readonly_on_change = ("path", "owner")
     list_display = ("path", "name", "visibility", "is_enabled", "skill_count", "owner", "updated_at")
-    list_filter = ("is_enabled", "visibility", "embedding_dirty", "provider", "preferred_transport")
+    list_filter = ("is_enabled", "visibility", "provider", "preferred_transport")
     search_fields = ("path", "name", "description", "url", "provider_organization", "owner__username")
     list_select_related = ("owner",)
     list_per_page = 50
     ordering = ("path",)
     autocomplete_fields = ("owner",)
     filter_horizontal = ("groups",)
-    readonly_fields = ("skill_count", "has_embedding", "embedding_dirty", "registered_at", "updated_at")
+    readonly_fields = ("skill_count", "registered_at", "updated_at")
     fieldsets = (
         (None, {"fields": ("path", "name", "description", "url", "version", "tags", "license")}),
         ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups")}),
@@ -43,17 +43,13 @@ class AgentAdmin(ServiceModelAdmin):
                 ),
             },
         ),
-        ("Bookkeeping", {"fields": ("has_embedding", "embedding_dirty", "registered_at", "updated_at")}),
+        ("Bookkeeping", {"fields": ("registered_at", "updated_at")}),
     )
     actions = ["enable_selected", "disable_selected"]
 
     @admin.display(description="skills")
     def skill_count(self, obj: Agent) -> int:
         return obj.num_skills
-
-    @admin.display(description="embedded", boolean=True)
-    def has_embedding(self, obj: Agent) -> bool:
-        return obj.embedding is not None
 
     def service_create(self, request, obj, fields):
         agent = services.agent_create(actor=request.user, owner=obj.owner, path=obj.path, **fields)

@@ -74,41 +74,75 @@ class RetentionPolicyAdmin(ServiceModelAdmin):
 
 
 class MetricRowAdmin(ReadOnlyModelAdmin):
-    """Stored metrics are evidence: nobody adds, edits or deletes them here (retention does)."""
+    """Stored metrics are evidence: nobody adds, edits or deletes them here (retention does). Newest
+    first, durations rounded."""
 
     date_hierarchy = "timestamp"
+    ordering = ("-timestamp",)
     list_per_page = 100
     show_full_result_count = False  # no COUNT(*) over millions of rows on every page
+
+    @admin.display(description="duration", ordering="duration_ms")
+    def duration(self, obj) -> str:
+        return "—" if obj.duration_ms is None else f"{obj.duration_ms:,.1f} ms"
 
 
 @admin.register(AuthMetric)
 class AuthMetricAdmin(MetricRowAdmin):
-    list_display = ("timestamp", "service", "method", "success", "server", "duration_ms")
+    list_display = ("timestamp", "service", "method", "success", "server", "duration")
     list_filter = ("service", "method", "success")
     search_fields = ("server", "user_hash")
 
 
 @admin.register(ToolExecutionMetric)
 class ToolExecutionMetricAdmin(MetricRowAdmin):
-    list_display = ("timestamp", "service", "method", "tool_name", "client_name", "success", "duration_ms")
+    @admin.display(description="server")
+    def server(self, obj: ToolExecutionMetric) -> str:
+        return str((obj.dimensions or {}).get("server", "")) or "—"
+
+    list_display = (
+        "timestamp",
+        "service",
+        "server",
+        "method",
+        "tool_name",
+        "client_name",
+        "success",
+        "duration",
+    )
     list_filter = ("service", "method", "success")
     search_fields = ("tool_name", "client_name")
 
 
 @admin.register(DiscoveryMetric)
 class DiscoveryMetricAdmin(MetricRowAdmin):
-    list_display = ("timestamp", "service", "query", "results_count", "duration_ms")
+    list_display = ("timestamp", "service", "query", "results_count", "duration")
     list_filter = ("service",)
     search_fields = ("query",)
 
 
 @admin.register(ProtocolLatencyMetric)
 class ProtocolLatencyMetricAdmin(MetricRowAdmin):
-    list_display = ("timestamp", "service", "flow_step", "duration_ms")
+    list_display = ("timestamp", "service", "flow_step", "duration")
     list_filter = ("service", "flow_step")
 
 
 @admin.register(GenericMetric)
 class GenericMetricAdmin(MetricRowAdmin):
-    list_display = ("timestamp", "service", "type", "value", "duration_ms")
+    list_display = ("timestamp", "service", "type", "server", "result", "value", "duration")
     list_filter = ("service", "type")
+    search_fields = ("dimensions__server",)
+
+    @admin.display(description="server")
+    def server(self, obj: GenericMetric) -> str:
+        """The server a health check (or another server metric) is about."""
+        return str((obj.dimensions or {}).get("server", "")) or "—"
+
+    @admin.display(description="result")
+    def result(self, obj: GenericMetric) -> str:
+        """A health check's outcome (healthy, unhealthy, ...) and the tools it found."""
+        dimensions = obj.dimensions or {}
+        status = str(dimensions.get("status", ""))
+        if status and "num_tools" in dimensions:
+            return f"{status}, {dimensions['num_tools']} tools"
+        return status or "—"

@@ -1,6 +1,9 @@
 """Operator console for servers and tools. Saves, deletes and bulk actions go through the services."""
 
+import json
+
 from django.contrib import admin
+from django.utils.html import format_html
 
 from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import services
@@ -9,14 +12,23 @@ from servers.models import HealthTransition, Server, Tool
 
 class ToolInline(admin.TabularInline):
     model = Tool
-    fields = ("name", "description")
-    readonly_fields = ("name", "description")
+    fields = ("name", "description", "schema")
+    readonly_fields = ("name", "description", "schema")
     extra = 0
     can_delete = False
     show_change_link = True
 
     def has_add_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="input schema")
+    def schema(self, obj: Tool) -> str:
+        return schema_block(obj.input_schema)
+
+
+def schema_block(schema) -> str:
+    """A tool's input schema, indented, in a <pre> the admin shows as is."""
+    return format_html('<pre class="tool-schema">{}</pre>', json.dumps(schema, indent=2, sort_keys=True))
 
 
 @admin.register(Server)
@@ -47,8 +59,9 @@ class ServerAdmin(ServiceModelAdmin):
         "created_at",
         "updated_at",
     )
-    # `headers` may hold credentials: the console shows their names only.
-    exclude = ("headers",)
+    # `headers` may hold credentials: the console shows their names only. Embeddings are the search's
+    # internals, never shown or edited.
+    exclude = ("headers", "embedding", "embedding_dirty", "unhealthy_since")
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 
@@ -78,7 +91,12 @@ class ToolAdmin(ReadOnlyModelAdmin):
     search_fields = ("name", "description", "server__path", "server__name")
     list_select_related = ("server",)
     list_per_page = 100
-    readonly_fields = ("server", "name", "description", "input_schema")
+    fields = ("schema", "name", "server", "description")  # the schema first: it is what callers send
+    readonly_fields = fields
+
+    @admin.display(description="input schema")
+    def schema(self, obj: Tool) -> str:
+        return schema_block(obj.input_schema)
 
     @admin.display(description="description")
     def short_description(self, obj: Tool) -> str:
@@ -94,5 +112,6 @@ class HealthTransitionAdmin(ReadOnlyModelAdmin):
     search_fields = ("server__path", "detail")
     list_select_related = ("server",)
     date_hierarchy = "at"
+    ordering = ("-at", "-id")  # newest first
     readonly_fields = ("server", "from_status", "to_status", "detail", "at")
     list_per_page = 100

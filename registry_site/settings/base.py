@@ -39,7 +39,7 @@ CSRF_FAILURE_VIEW = "registry_site.views.csrf_failure"
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "registry_site.admin_site.ConsoleAdminConfig",  # django.contrib.admin, arranged for operators
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

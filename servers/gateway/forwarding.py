@@ -85,7 +85,9 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
         ) from None
     if checked is not None and checked.calls:
         session_id = response.headers.get("mcp-session-id") or outbound.headers.get("mcp-session-id")
-        await _measure(session_id, response.status < 400, outbound, checked, started, sent, failed)
+        await _measure(
+            route.server.path, session_id, response.status < 400, outbound, checked, started, sent, failed
+        )
 
 
 async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple[int, set]:
@@ -129,7 +131,7 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
 
 
 async def _measure(
-    session_id, http_ok: bool, outbound: Outbound, checked, started, sent: int, failed
+    server_path: str, session_id, http_ok: bool, outbound: Outbound, checked, started, sent: int, failed
 ) -> None:
     """tool_execution and protocol_latency metrics of one proxied POST (servers/gateway/telemetry.py)."""
     client_name = checked.client_name
@@ -138,6 +140,7 @@ async def _measure(
     elif not client_name:
         client_name = await telemetry.session_client(session_id)
     await telemetry.report(
+        server_path=server_path,
         session_id=session_id,
         client_name=client_name,
         calls=checked.calls,

@@ -66,6 +66,7 @@ async def _step(session_id: str, field: str) -> dict[str, float]:
 
 async def report(
     *,
+    server_path: str,
     session_id: str | None,
     client_name: str,
     calls: list[tuple[str, str | None]],
@@ -88,6 +89,7 @@ async def report(
                 MetricType.TOOL_EXECUTION,
                 duration_ms=duration_ms,
                 dimensions={
+                    "server": server_path,
                     "method": method,
                     "tool_name": (tool or "")[:NAME_MAX_LENGTH],
                     "client_name": client_name,

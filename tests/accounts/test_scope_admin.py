@@ -89,7 +89,7 @@ def test_rows_become_the_stored_rules(admin_client):
         ),
         (
             {"server_rules-0-server": "/fx", "server_rules-0-other_methods": "tools call"},
-            "Rule 1: methods &#x27;tools call&#x27; is not a method (one name per entry, no commas or spaces).",
+            "Rule 1: methods &#x27;tools call&#x27; is not a method",
         ),
         ({"ui_permissions-list_service": "/Bad Path"}, "list_service: &#x27;/Bad Path&#x27;: Path must be"),
     ],

@@ -14,7 +14,7 @@ import redis
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from accounts.choices import AuthMethod
+from accounts.choices import SYSTEM_GROUPS, AuthMethod
 from accounts.models import AuditEvent, IdpGroupMapping, IssuedToken, Scope
 from accounts.principal import principal_for_user
 from accounts.tokens import encode
@@ -761,7 +761,7 @@ def test_create_group_with_an_invalid_name_is_400_and_changes_nothing(client, na
 
     body = assert_error(response, 400, "validation_error")
     assert list(body["errors"]) == ["group_name"]
-    assert Group.objects.count() == 0
+    assert not Group.objects.exclude(name__in=SYSTEM_GROUPS).exists()
 
 
 def test_create_group_in_the_idp_without_an_idp_admin_api_is_400_and_creates_nothing(client):
@@ -793,7 +793,7 @@ def test_delete_group_deletes_the_group_and_its_own_scope(client, scope_factory)
         "members_removed": 0,
         "idp": None,
     }
-    assert sorted(Group.objects.values_list("name", flat=True)) == ["team-b"]
+    assert sorted(Group.objects.exclude(name__in=SYSTEM_GROUPS).values_list("name", flat=True)) == ["team-b"]
     assert list(Scope.objects.values_list("name", flat=True)) == ["shared"]
     assert audit_log()[-1] == (
         "ops",
@@ -1102,6 +1102,11 @@ def team_a(sync_status, **extra):
     }
 
 
+def own(groups: list[dict]) -> list[dict]:
+    """The listed groups but the system groups every registry has from its first start."""
+    return [group for group in groups if not group["system"]]
+
+
 def local(sync_status, **extra):
     return {
         "name": "local",
@@ -1121,25 +1126,24 @@ def test_list_groups_without_an_idp_lists_registry_groups_with_scopes(
         response = client.get(url("list-groups"), headers=ADMIN)
 
     assert response.status_code == 200
-    assert response.json() == {
-        "groups": [local(None, scopes=[]), team_a(None, scopes=TEAM_A_SCOPES)],
-        "idp_configured": False,
-        "idp_error": None,
-    }
+    body = response.json()
+    assert (body["idp_configured"], body["idp_error"]) == (False, None)
+    assert own(body["groups"]) == [local(None, scopes=[]), team_a(None, scopes=TEAM_A_SCOPES)]
 
 
 def test_list_groups_without_scopes_leaves_them_out(client, registry_groups):
     response = client.get(url("list-groups"), {"include_scopes": "false"}, headers=ADMIN)
 
     assert response.status_code == 200
-    assert response.json()["groups"] == [local(None), team_a(None)]
+    assert own(response.json()["groups"]) == [local(None), team_a(None)]
 
 
 def test_list_groups_marks_each_group_against_the_idp(client, registry_groups, keycloak):
     response = client.get(url("list-groups"), headers=ADMIN)
 
     assert response.status_code == 200
-    assert response.json() == {
+    body = response.json()
+    assert {**body, "groups": own(body["groups"])} == {
         "groups": [
             {
                 "name": "idp-team",
@@ -1178,7 +1182,7 @@ def test_list_groups_reads_every_page_of_idp_groups(client, keycloak):
 
     response = client.get(url("list-groups"), {"include_scopes": "0"}, headers=ADMIN)
 
-    names = [group["name"] for group in response.json()["groups"]]
+    names = [group["name"] for group in own(response.json()["groups"])]
     assert names == [f"g{n:03d}" for n in range(150)]
     assert [request[2].get("first") for request in keycloak.requests[1:]] == ["0", "100"]
 
@@ -1190,7 +1194,7 @@ def test_list_groups_matches_idp_subgroups_by_their_path(client, keycloak):
 
     response = client.get(url("list-groups"), {"include_scopes": "false"}, headers=ADMIN)
 
-    assert [(group["name"], group["sync_status"]) for group in response.json()["groups"]] == [
+    assert [(group["name"], group["sync_status"]) for group in own(response.json()["groups"])] == [
         ("/org/dev", "idp_only"),
         ("operators", "synchronized"),
         ("org", "idp_only"),
@@ -1202,7 +1206,8 @@ def test_list_groups_with_include_keycloak_false_does_not_ask_the_idp(client, re
         url("list-groups"), {"include_keycloak": "false", "include_scopes": "false"}, headers=ADMIN
     )
 
-    assert response.json() == {
+    body = response.json()
+    assert {**body, "groups": own(body["groups"])} == {
         "groups": [local(None), team_a(None)],
         "idp_configured": True,
         "idp_error": None,
@@ -1217,7 +1222,7 @@ def test_list_groups_with_an_unreachable_idp_lists_registry_groups_and_the_error
 
     assert response.status_code == 200
     body = response.json()
-    assert body["groups"] == [local(None), team_a(None)]
+    assert own(body["groups"]) == [local(None), team_a(None)]
     assert body["idp_configured"] is True
     assert body["idp_error"].startswith(f"Keycloak at {unreachable_keycloak} did not answer:")
 
@@ -1229,7 +1234,7 @@ def test_list_groups_with_refused_idp_credentials_reports_the_error(client, regi
 
     assert response.status_code == 200
     assert response.json()["idp_error"] == "Keycloak refused the admin client's credentials (HTTP 401)."
-    assert [group["sync_status"] for group in response.json()["groups"]] == [None, None]
+    assert {group["sync_status"] for group in response.json()["groups"]} == {None}
 
 
 def test_list_groups_with_a_non_boolean_parameter_is_400(client):
@@ -1239,18 +1244,24 @@ def test_list_groups_with_a_non_boolean_parameter_is_400(client):
     assert body["errors"] == {"include_keycloak": ["Must be a valid boolean."]}
 
 
-def test_list_groups_marks_system_groups(client, member):
+def test_list_groups_marks_system_groups_which_exist_from_the_first_start(client, member):
     member("root", "mcp-registry-admin")
 
     response = client.get(url("list-groups"), {"include_scopes": "false"}, headers=ADMIN)
 
-    assert response.json()["groups"] == [
-        {
-            "name": "mcp-registry-admin",
+    def system(name: str, members: int) -> dict:
+        return {
+            "name": name,
             "description": "",
             "system": True,
-            "members_count": 1,
+            "members_count": members,
             "idp_groups": [],
             "sync_status": None,
         }
+
+    assert response.json()["groups"] == [
+        system("mcp-registry-admin", 1),
+        system("mcp-registry-developer", 0),
+        system("mcp-registry-operator", 0),
+        system("mcp-registry-user", 0),
     ]

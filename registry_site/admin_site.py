@@ -1,0 +1,75 @@
+"""The operator console's admin site: the Django admin arranged for operators.
+
+- One "Accounts" section: the registry's accounts app and Django's groups together.
+- Models nobody uses here are not registered: allauth's e-mail addresses (logins are by username), its
+  provider apps and tokens (providers come from the environment; tokens are not stored), and the linked
+  provider accounts unless an identity provider is configured.
+- A metrics page with plots per server and per tool (metrics/admin_views.py), listed under Metrics.
+"""
+
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.admin.apps import AdminConfig
+from django.urls import path, reverse
+
+# Apps whose models the console shows in another app's section.
+MERGED_SECTIONS = {"auth": "accounts"}
+
+
+class ConsoleAdminSite(admin.AdminSite):
+    site_header = "MCP Gateway Registry"
+    site_title = "MCP Gateway Registry"
+    index_title = "Operator console"
+
+    def get_urls(self):
+        from metrics.admin_views import metrics_plots
+
+        return [
+            path("metrics/plots/", self.admin_view(metrics_plots), name="metrics-plots"),
+            *super().get_urls(),
+        ]
+
+    def get_app_list(self, request, app_label=None):
+        apps = {app["app_label"]: app for app in self._build_app_dict(request).values()}
+        for source, target in MERGED_SECTIONS.items():
+            if source in apps and target in apps:
+                apps[target]["models"] = sorted(
+                    apps[target]["models"] + apps.pop(source)["models"], key=lambda model: model["name"]
+                )
+        if "metrics" in apps and request.user.is_superuser:
+            apps["metrics"]["models"].insert(0, _plots_entry())
+        if app_label is not None:
+            return [apps[app_label]] if app_label in apps else []
+        return sorted(apps.values(), key=lambda app: app["name"].lower())
+
+
+def _plots_entry() -> dict:
+    url = reverse("admin:metrics-plots")
+    return {
+        "name": "Plots: requests, errors and latency",
+        "object_name": "MetricPlots",
+        "admin_url": url,
+        "add_url": None,
+        "view_only": True,
+        "perms": {"view": True},
+    }
+
+
+def unused_models_unregister(site: admin.AdminSite) -> None:
+    from allauth.account.models import EmailAddress
+    from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
+
+    unused = [EmailAddress, SocialApp, SocialToken]
+    if not settings.SOCIALACCOUNT_PROVIDERS:
+        unused.append(SocialAccount)
+    for model in unused:
+        if site.is_registered(model):
+            site.unregister(model)
+
+
+class ConsoleAdminConfig(AdminConfig):
+    default_site = "registry_site.admin_site.ConsoleAdminSite"
+
+    def ready(self):
+        super().ready()  # autodiscovers every app's admin module
+        unused_models_unregister(admin.site)
