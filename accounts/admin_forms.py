@@ -10,7 +10,7 @@ from accounts.choices import UiPermission
 from accounts.models import Scope
 from accounts.scope_rules import ANY_VALUES, KNOWN_METHODS
 
-BLANK_RULE_ROWS = 3
+BLANK_RULE_ROWS = 2
 ANY = "*"
 
 

@@ -42,28 +42,51 @@
   // Servers the dashboard did not list (registered or shared elsewhere): the page itself is fetched
   // again, once for any number of news, and the new rows and the state counts are taken from it, so
   // they carry the same buttons, filters and permissions as a reload would give (`data-health-fetch`).
-  var fetching = null;
+  var fetching = false;
+  var again = false; // news arrived while a fetch was under way: fetch once more after it
+  var stale = {}; // rows whose tools changed: their server cell (tools and schemas) is taken again
   function fetchRows() {
-    if (fetching) return;
-    fetching = setTimeout(function () {
+    if (fetching) {
+      again = true;
+      return;
+    }
+    fetching = true;
+    setTimeout(function () {
+      var wanted = stale;
+      stale = {};
       fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
         .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
-        .then(function (html) {
-          var fresh = new DOMParser().parseFromString(html, "text/html");
-          var body = root.querySelector("tbody");
-          fresh.querySelectorAll("[data-health-socket] tr[data-path]").forEach(function (row) {
-            if (rowOf(row.dataset.path)) return;
-            var empty = body.querySelector("td.empty");
-            if (empty) empty.parentNode.remove();
-            body.appendChild(document.importNode(row, true));
-          });
-          var counts = fresh.querySelector("[data-state-counts]");
-          var current = document.querySelector("[data-state-counts]");
-          if (counts && current) current.replaceWith(document.importNode(counts, true));
-        })
+        .then(function (html) { merge(new DOMParser().parseFromString(html, "text/html"), wanted); })
         .catch(function () {})
-        .then(function () { fetching = null; });
+        .then(function () {
+          fetching = false;
+          if (again) {
+            again = false;
+            fetchRows();
+          }
+        });
     }, 300);
+  }
+
+  function merge(fresh, wanted) {
+    var body = root.querySelector("tbody");
+    fresh.querySelectorAll("[data-health-socket] tr[data-path]").forEach(function (row) {
+      var current = rowOf(row.dataset.path);
+      if (current && wanted[row.dataset.path]) {
+        var details = current.querySelector("[data-tools]");
+        var open = details && details.open;
+        current.cells[0].replaceWith(document.importNode(row.cells[0], true));
+        details = current.querySelector("[data-tools]");
+        if (open && details) details.open = true;
+      }
+      if (current) return;
+      var empty = body.querySelector("td.empty");
+      if (empty) empty.parentNode.remove();
+      body.appendChild(document.importNode(row, true));
+    });
+    var counts = fresh.querySelector("[data-state-counts]");
+    var current = document.querySelector("[data-state-counts]");
+    if (counts && current) current.replaceWith(document.importNode(counts, true));
   }
 
   function gone(row) {
@@ -105,7 +128,13 @@
       detail.hidden = !shown;
     }
     var tools = row.querySelector("[data-num-tools]");
-    if (tools) tools.textContent = String(entry.num_tools);
+    if (tools && tools.textContent !== String(entry.num_tools)) {
+      tools.textContent = String(entry.num_tools);
+      if (root.hasAttribute("data-health-fetch")) {
+        stale[path] = true;
+        fetchRows();
+      }
+    }
     var checked = row.querySelector("[data-last-checked]");
     if (checked && entry.last_checked_iso) {
       checked.textContent = "checked at " + new Date(entry.last_checked_iso).toLocaleTimeString();

@@ -86,7 +86,7 @@ def screenshot(request):
 
 @pytest.fixture
 def operator_user(member, scope_factory):
-    """An operator with a password who sees and manages /weather and /clock."""
+    """An operator with a password who sees, registers and manages /weather and /clock."""
     scope_factory(
         "console-ops",
         group="console-ops",
@@ -95,6 +95,7 @@ def operator_user(member, scope_factory):
             "toggle_service": ["weather", "clock"],
             "health_check_service": ["weather", "clock"],
             "modify_service": ["weather", "clock"],
+            "register_service": ["weather", "clock"],
         },
     )
     user = member("olga", "console-ops")
