@@ -243,8 +243,11 @@ def test_adding_a_scope_in_the_admin_is_audited(admin_client):
         {
             "name": "read-all",
             "description": "Read every server",
-            "server_rules": '[{"server": "*", "methods": ["tools/list"], "tools": "*"}]',
-            "ui_permissions": '{"list_service": ["all"]}',
+            "server_rules-rows": "1",  # the structured form (accounts/admin_forms.py)
+            "server_rules-0-server": "*",
+            "server_rules-0-methods": ["tools/list"],
+            "server_rules-0-tools": "*",
+            "ui_permissions-list_service": "all",
             "groups": [group.pk],
         },
     )
@@ -252,5 +255,6 @@ def test_adding_a_scope_in_the_admin_is_audited(admin_client):
     assert response.status_code == 302
     scope = Scope.objects.get()
     assert scope.server_rules == [{"server": "*", "methods": ["tools/list"], "tools": "*"}]
+    assert scope.ui_permissions == {"list_service": ["all"]}
     assert list(scope.groups.values_list("name", flat=True)) == ["readers"]
     assert list(AuditEvent.objects.values_list("action", "target")) == [("scope.create", "scope:read-all")]

@@ -105,7 +105,10 @@ def operator_user(member, scope_factory):
 
 
 def log_in(page, username: str, path: str = "/login") -> None:
+    """Log in through the form and wait for the page it leads to."""
     page.goto(path)
     page.fill("#username", username)
     page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert "/login" not in page.url, f"{username} could not log in"

@@ -158,6 +158,7 @@ def test_a_scoped_user_sees_only_their_servers(page, operator_user, screenshot):
     ServerFactory(path="/clock", name="Clock")
     ServerFactory(path="/payroll", name="Payroll")
     log_in(page, "olga")
+    page.wait_for_selector("tr[data-path]")
 
     paths = page.locator("tr[data-path]").evaluate_all("rows => rows.map(r => r.dataset.path)")
     assert paths == ["/clock", "/weather"]
