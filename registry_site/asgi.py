@@ -1,11 +1,12 @@
-"""ASGI entry: HTTP goes to Django, websockets to the Channels routes of each app."""
+"""ASGI entry: MCP traffic to the gateway, other HTTP to Django (each request whole in a worker thread,
+registry_site/wsgi_bridge.py), websockets to the Channels routes of each app."""
 
 import os
 
-from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings.base")
-django_asgi_app = get_asgi_application()  # set up Django before importing consumers
+django_wsgi_app = get_wsgi_application()  # set up Django before importing consumers
 
 from registry_site.embeddings import warm_up  # noqa: E402
 
@@ -18,18 +19,20 @@ from django.urls import re_path  # noqa: E402
 
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
 from registry_site.websockets import NotFoundConsumer  # noqa: E402
+from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
 from servers.gateway.app import Gateway  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
 from servers.routing import websocket_urlpatterns as servers_websockets  # noqa: E402
 
 heartbeat_forever()  # websocket uptime, counted across web processes
 
+django_http = WsgiInThreads(django_wsgi_app, threads=settings.WEB_THREADS)
 websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
         # MCP traffic to /<server path>/mcp first (servers/gateway), then Django behind the request guard.
-        "http": Gateway(RequestGuard(django_asgi_app, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)),
+        "http": Gateway(RequestGuard(django_http, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -154,22 +154,6 @@ def python_module(module: str, *args: str) -> list[str]:
 
 
 def asgi_server(application: str, host: str, port: int) -> list[str]:
-    """The command serving an ASGI entry (HTTP and websockets): uvicorn, which hands request bodies to
-    the application as they arrive, so the request guard refuses an oversized body before it is read
-    (daphne reads whole bodies before the application sees them)."""
-    return python_module(
-        "uvicorn",
-        application,
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--lifespan",
-        "off",
-        "--http",
-        "httptools",
-        "--ws",
-        "websockets",
-        "--no-server-header",
-        "--no-access-log",
-    )
+    """The command of one web process serving an ASGI entry (HTTP and websockets) on host:port; several
+    may share the port (registry_site/web_server.py)."""
+    return python_module("registry_site.web_server", application, host, str(port))

@@ -12,6 +12,7 @@ from servers.cache import ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
+from servers.v01_sql import servers_page_json
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
 QUERY_MAX_LENGTH = 200
@@ -83,17 +84,15 @@ def _registry_name():
     )
 
 
-def servers_page(
+def servers_page_query(
     principal,
     *,
     after: str | None,
-    limit: int,
     search: str = "",
     updated_since: datetime | None = None,
     version: str | None = None,
-) -> tuple[list[Server], bool]:
-    """One keyset page of the servers `principal` may see, ordered by path (the same order as the
-    registry name); returns (rows, more_after_these)."""
+):
+    """The servers `principal` may see matching the filters, after the cursor path `after`, by path."""
     rows = Server.objects.visible_to(principal).for_listing().order_by("path")
     if search:
         rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
@@ -103,8 +102,22 @@ def servers_page(
         rows = rows.filter(version=version)
     if after is not None:
         rows = rows.filter(path__gt=after)
-    page = list(rows[: limit + 1])
+    return rows
+
+
+def servers_page(principal, *, after: str | None, limit: int, **filters) -> tuple[list[Server], bool]:
+    """One keyset page of the servers `principal` may see, ordered by path (the same order as the
+    registry name); returns (rows, more_after_these)."""
+    page = list(servers_page_query(principal, after=after, **filters)[: limit + 1])
     return page[:limit], len(page) > limit
+
+
+def servers_page_body(principal, *, after: str | None, limit: int, base_url: str, **filters):
+    """The same page as `servers_page`, as the JSON text of its ServerResponse list built by PostgreSQL
+    (servers/v01_sql.py); returns (json_text, shown, last_path_shown, more_after_these)."""
+    page_ids = servers_page_query(principal, after=after, **filters).values("id")[: limit + 1]
+    body, count, last_path = servers_page_json(page_ids, limit=limit, base_url=base_url)
+    return body, min(count, limit), last_path, count > limit
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:

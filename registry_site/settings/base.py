@@ -1,5 +1,7 @@
 """Settings shared by every environment. Everything exists here; production only tightens."""
 
+import os
+
 from registry_site import embedded
 from registry_site.settings.env import BASE_DIR, env, env_required
 from registry_site.settings.services import (  # noqa: F401 (re-exported as settings)
@@ -168,6 +170,10 @@ GATEWAY_MAX_CONNECTIONS = env.int("GATEWAY_MAX_CONNECTIONS", default=100)
 DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
+# Web processes behind REGISTRY_PORT (uvicorn workers sharing the socket), one per core by default, and
+# the threads each runs Django's requests in (registry_site/wsgi_bridge.py).
+WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=os.cpu_count() or 1)
+WEB_THREADS = env.int("WEB_THREADS", default=4)
 ADMIN_USER = env.str("ADMIN_USER", default="admin")
 ADMIN_PASSWORD = env.str("ADMIN_PASSWORD", default="")
 ADMIN_PASSWORD_FILE = VAR_DIR / "admin_password"

@@ -2,9 +2,11 @@
 
 Errors here use the official format `{"error": {"code", "message"}}` (see registry_site/errors.py)."""
 
+import json
 import re
 from datetime import UTC
 
+from django.http import HttpResponse
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
@@ -19,7 +21,7 @@ from servers.api.pagination import BadCursor, decode_cursor, encode_cursor
 from servers.api.v01_serializers import server_list, server_response
 from servers.clients import gateway_base_url
 from servers.naming import path_from_name
-from servers.selectors import server_visible, servers_page
+from servers.selectors import server_visible, servers_page_body
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -70,16 +72,22 @@ class ServerListView(V01View):
                 after = decode_cursor(params["cursor"], query)
             except BadCursor as exc:
                 raise invalid(str(exc)) from None
-        rows, more = servers_page(
+        body, shown, last_path, more = servers_page_body(
             principal_of(request),
             after=after,
             limit=limit,
+            base_url=gateway_base_url(request),
             search=query["search"],
             updated_since=updated_since,
             version=query["version"] or None,
         )
-        next_cursor = encode_cursor(rows[-1].path, query) if more else None
-        return Response(server_list(rows, base_url=gateway_base_url(request), next_cursor=next_cursor))
+        metadata: dict = {"count": shown}  # `nextCursor` only when there is a next page (docs/api.md)
+        if more:
+            metadata["nextCursor"] = encode_cursor(last_path, query)
+        return HttpResponse(
+            b'{"servers":' + body.encode() + b',"metadata":' + json.dumps(metadata).encode() + b"}",
+            content_type="application/json",
+        )
 
     @staticmethod
     def _limit(raw: str | None) -> int:

@@ -48,10 +48,14 @@ class Command(BaseCommand):
         )
 
         metrics_keys = api_keys_from_environment()
+        webs = max(1, settings.WEB_CONCURRENCY)
         children = [
-            supervisor.Child(
-                "web",
-                supervisor.asgi_server("registry_site.asgi:application", host, port),
+            *(
+                supervisor.Child(
+                    "web" if webs == 1 else f"web{n}",
+                    supervisor.asgi_server("registry_site.asgi:application", host, port),
+                )
+                for n in range(1, webs + 1)
             ),
             supervisor.Child(
                 "metrics",

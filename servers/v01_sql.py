@@ -1,0 +1,100 @@
+"""The /v0.1 server list, assembled by PostgreSQL: one query selects the page and builds its JSON
+(`json_build_object`/`json_agg`), so a page of 100 servers costs no model instances and no per-row
+Python. The shape is `servers.api.v01_serializers.server_response`'s, field for field;
+tests/servers/test_v01_sql.py holds the two to the same output."""
+
+from django.conf import settings
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+
+from servers.api.v01_serializers import DESCRIPTION_MAX, OFFICIAL_META
+
+# What Python's str.strip() removes: ASCII and Unicode white space.
+_SPACE = r"[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+class _Sql:
+    """SQL text with its positional parameters, in the order they appear."""
+
+    def __init__(self):
+        self.params: list = []
+
+    def p(self, value) -> str:
+        self.params.append(value)
+        return "%s"
+
+
+def _iso(column: str) -> str:
+    """Python's `isoformat()` with `Z` for UTC: microseconds only when there are any; null stays null."""
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (
+        f"CASE WHEN {column} IS NULL THEN NULL ELSE to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
+        f"CASE WHEN (date_part('microseconds', {column})::bigint %% 1000000) = 0 THEN '' "
+        f"ELSE to_char({utc}, '.US') END || 'Z' END"
+    )
+
+
+def _server_json(q: _Sql, base_url: str) -> str:
+    namespace = settings.REGISTRY_NAMESPACE
+    sse = "s.supported_transports = ARRAY['sse']::varchar(32)[]"
+
+    # Each placeholder in the text takes its own parameter, so the pieces used twice are functions.
+    def name() -> str:
+        return f"({q.p(f'io.{namespace}/')} || replace(substr(s.path, 2), '/', '.'))"
+
+    def title() -> str:
+        return f"left(coalesce(nullif(s.name, ''), {name()}), {DESCRIPTION_MAX})"
+
+    # Pieces are made in the order they appear in the text, so their parameters line up.
+    server_name = name()
+    stripped = f"regexp_replace(s.description, {q.p(f'^{_SPACE}+|{_SPACE}+$')}, '', 'g')"
+    description = f"left(coalesce(nullif({stripped}, ''), {title()}), {DESCRIPTION_MAX})"
+    server_title = title()
+    remote = (
+        f"json_build_object('type', CASE WHEN {sse} THEN 'sse' ELSE 'streamable-http' END, "
+        f"'url', {q.p(base_url)} || s.path || CASE WHEN {sse} THEN '/sse' ELSE '/mcp' END)"
+    )
+    internal = (
+        "json_build_object('path', s.path, 'is_enabled', s.is_enabled, 'health_status', s.health_status, "
+        "'num_tools', s.num_tools, 'tags', to_json(s.tags), 'license', s.license)"
+    )
+    server = (
+        f"json_build_object('name', {server_name}, 'description', {description}, 'version', s.version, "
+        f"'title', {server_title}, 'remotes', json_build_array({remote}), "
+        f"'_meta', json_build_object({q.p(f'io.{namespace}/internal')}, {internal}))"
+    )
+    registry = (
+        f"json_build_object('last_checked', {_iso('s.last_checked_at')}, 'health_status', s.health_status)"
+    )
+    official = (
+        f"json_build_object('status', 'active', 'publishedAt', {_iso('s.created_at')}, "
+        f"'updatedAt', {_iso('s.updated_at')}, 'isLatest', true)"
+    )
+    meta = f"json_build_object({q.p(f'io.{namespace}/registry')}, {registry}, '{OFFICIAL_META}', {official})"
+    return f"json_build_object('server', {server}, '_meta', {meta})"
+
+
+def servers_page_json(page_ids, *, limit: int, base_url: str) -> tuple[str, int, str | None]:
+    """(`[ServerResponse, ...]` as JSON text, how many rows `page_ids` selected, the last path shown).
+
+    `page_ids` is a queryset of the ids of the page in path order, at most `limit + 1` of them (one more
+    than shown says whether a next page exists)."""
+    q = _Sql()
+    server_json = _server_json(q, base_url)
+    shown = q.p(limit)
+    last = q.p(limit)
+    try:
+        inner_sql, inner_params = page_ids.query.sql_with_params()
+    except EmptyResultSet:  # the caller sees no server at all
+        return "[]", 0, None
+    q.params.extend(inner_params)
+    sql = (
+        f"SELECT coalesce(json_agg({server_json} ORDER BY s.path) FILTER (WHERE s.rn <= {shown}), "
+        f"'[]')::text, count(*), max(s.path) FILTER (WHERE s.rn <= {last}) "
+        f"FROM (SELECT t.*, row_number() OVER (ORDER BY t.path) AS rn FROM servers_server t "
+        f"WHERE t.id IN ({inner_sql})) s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, q.params)
+        body, count, last_path = cursor.fetchone()
+    return body, count, last_path

@@ -1,0 +1,69 @@
+"""The /v0.1 page built by PostgreSQL (servers/v01_sql.py) is field for field what the Python serializer
+(servers/api/v01_serializers.server_response) makes of the same rows."""
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from accounts.choices import AuthMethod
+from accounts.principal import principal_for_user
+from servers.api.v01_serializers import server_response
+from servers.models import Server
+from servers.selectors import servers_page, servers_page_body
+from tests.factories import ServerFactory
+
+pytestmark = pytest.mark.django_db
+
+BASE = "https://mcp.example.test"
+
+
+@pytest.fixture
+def admin(member):
+    return principal_for_user(member("root", "mcp-registry-admin"), auth_method=AuthMethod.SESSION)
+
+
+@pytest.fixture
+def tricky(db):
+    """Servers that exercise every rule of the shape: titles, stripping, truncation, transports, times."""
+    ServerFactory(path="/plain", name="Plain", description="A plain server", tags=["a", "b"])
+    ServerFactory(path="/team/nested", name="", description="   ", tags=[])  # title and description fall back
+    ServerFactory(path="/unicode", name="Ünïcødé ✓", description="\u00a0\u2003 spaced \u3000\n", tags=["é"])
+    ServerFactory(path="/long", name="L" * 150, description="d" * 150, license="MIT")
+    ServerFactory(path="/sse", name="SSE", description="legacy", supported_transports=["sse"])
+    ServerFactory(path="/both", name="Both", description="x", supported_transports=["streamable-http", "sse"])
+    checked = ServerFactory(path="/checked", name="Checked", description="y", health_status="healthy")
+    Server.objects.filter(pk=checked.pk).update(
+        last_checked_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),  # no microseconds
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
+    )
+
+
+@pytest.mark.parametrize("limit", [1, 3, 100])
+def test_every_page_is_the_python_serializers_output(admin, tricky, limit):
+    after = None
+    while True:
+        rows, more = servers_page(admin, after=after, limit=limit)
+        body, shown, last_path, sql_more = servers_page_body(admin, after=after, limit=limit, base_url=BASE)
+
+        assert json.loads(body) == [server_response(row, base_url=BASE) for row in rows]
+        assert (shown, last_path, sql_more) == (len(rows), rows[-1].path if rows else None, more)
+        if not more:
+            break
+        after = rows[-1].path
+
+
+def test_search_and_filters_select_the_same_rows(admin, tricky):
+    rows, _ = servers_page(admin, after=None, limit=100, search="team.nes")
+    body, shown, _, more = servers_page_body(admin, after=None, limit=100, base_url=BASE, search="team.nes")
+
+    assert [entry["server"]["_meta"]["io.mcpgateway/internal"]["path"] for entry in json.loads(body)] == [
+        "/team/nested"
+    ]
+    assert (shown, more, [row.path for row in rows]) == (1, False, ["/team/nested"])
+
+
+def test_a_caller_who_sees_nothing_gets_an_empty_page(member, tricky):
+    nobody = principal_for_user(member("nobody"), auth_method=AuthMethod.SESSION)
+
+    assert servers_page_body(nobody, after=None, limit=10, base_url=BASE) == ("[]", 0, None, False)
