@@ -20,8 +20,9 @@ class _Sql:
         self.params: list = []
 
     def p(self, value) -> str:
+        """A placeholder for `value`, typed (`json_build_object` takes any type, so none is inferred)."""
         self.params.append(value)
-        return "%s"
+        return "%s::integer" if isinstance(value, int) else "%s::text"
 
 
 def _iso(column: str) -> str:
