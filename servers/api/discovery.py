@@ -1,7 +1,9 @@
 """GET /.well-known/mcp-servers: the public discovery document of enabled servers.
 
 No authentication; cacheable by anyone for DISCOVERY_CACHE_TTL seconds; an ETag over the body lets
-clients revalidate with If-None-Match and get 304."""
+clients revalidate with If-None-Match and get 304. Each web process keeps the body it built, per base URL,
+until a server is saved or deleted anywhere (servers/cache.LISTINGS): with 10,000 servers the document
+takes about a second to build and is the same for every caller."""
 
 import hashlib
 import json
@@ -11,6 +13,8 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from registry_site.epochs import MISSING
+from servers.cache import LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
 from servers.selectors import servers_for_discovery
@@ -55,10 +59,22 @@ def discovery_document(request) -> dict:
     }
 
 
+def _document_body(request) -> tuple[bytes, str]:
+    """(body, etag) of the document, from this process's cache while no server has changed."""
+    base = gateway_base_url(request)
+    epoch = LISTINGS.epoch()
+    cached = LISTINGS.get(("discovery", base), epoch)
+    if cached is not MISSING:
+        return cached
+    body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
+    built = body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    LISTINGS.put(("discovery", base), built, epoch)
+    return built
+
+
 @require_GET
 def well_known_mcp_servers(request):
-    body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
-    etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    body, etag = _document_body(request)
     cache_control = f"public, max-age={settings.DISCOVERY_CACHE_TTL}"
     candidates = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
     if etag in candidates or f"W/{etag}" in candidates:

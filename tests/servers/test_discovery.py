@@ -4,7 +4,8 @@ import datetime as dt
 
 import pytest
 
-from servers.models import Server
+from servers.health import CheckResult
+from servers.services import server_health_record
 from tests.factories import ServerFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +74,7 @@ def test_the_etag_is_honoured_with_304_and_changes_with_health(client):
     etag = client.get("/.well-known/mcp-servers")["ETag"]
 
     unchanged = client.get("/.well-known/mcp-servers", headers={"If-None-Match": etag})
-    Server.objects.filter(pk=server.pk).update(health_status="unhealthy")
+    server_health_record(server=server, result=CheckResult("unhealthy", "connection refused"))
     changed = client.get("/.well-known/mcp-servers", headers={"If-None-Match": etag})
 
     assert unchanged.status_code == 304
@@ -101,3 +102,21 @@ def test_the_document_costs_a_fixed_number_of_queries(client, django_assert_num_
 
 def test_posting_is_not_allowed(client):
     assert client.post("/.well-known/mcp-servers").status_code == 405
+
+
+def test_the_document_is_built_once_until_a_server_changes(client, django_assert_num_queries):
+    from servers.services import server_toggle
+
+    first_server = ServerFactory(path="/weather", name="Weather", is_enabled=True)
+    ServerFactory(path="/time", name="Time", is_enabled=True)
+    first = client.get("/.well-known/mcp-servers")
+
+    with django_assert_num_queries(0):  # served from this process's cache
+        again = client.get("/.well-known/mcp-servers")
+    server_toggle(actor=None, server=first_server, enabled=False)
+    changed = client.get("/.well-known/mcp-servers")
+
+    assert again.content == first.content
+    assert [s["path"] for s in first.json()["servers"]] == ["/time", "/weather"]
+    assert [s["path"] for s in changed.json()["servers"]] == ["/time"]
+    assert changed["ETag"] != first["ETag"]
