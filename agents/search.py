@@ -15,7 +15,9 @@ can serve, which computes exact distances over the visible rows; a full answer f
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -62,9 +64,28 @@ def search_rate_limit(principal: Principal, client_address: str) -> ratelimit.De
     )
 
 
+QUERY_CACHE_SIZE = 2048
+_query_vectors: OrderedDict[tuple[str, str, str], list[float]] = OrderedDict()
+_query_lock = threading.Lock()
+
+
 def query_vector(query: str) -> list[float]:
-    """The query's embedding; raises EmbeddingError when the provider fails (the API answers 500)."""
-    return get_provider().embed([query])[0]
+    """The query's embedding; raises EmbeddingError when the provider fails (the API answers 500).
+
+    The model is most of a search's time, and callers repeat their queries, so each process keeps the
+    vectors of its QUERY_CACHE_SIZE most recent queries (a vector depends only on the text and the model)."""
+    key = (settings.EMBEDDINGS_PROVIDER, settings.EMBEDDINGS_MODEL, query)
+    with _query_lock:
+        vector = _query_vectors.get(key)
+        if vector is not None:
+            _query_vectors.move_to_end(key)
+            return vector
+    vector = get_provider().embed([query])[0]
+    with _query_lock:
+        _query_vectors[key] = vector
+        if len(_query_vectors) > QUERY_CACHE_SIZE:
+            _query_vectors.popitem(last=False)
+    return vector
 
 
 def agents_semantic(principal: Principal, query: str, limit: int) -> list[Match]:

@@ -11,6 +11,7 @@ from accounts.models import User
 from accounts.principal import Principal
 from accounts.services import actor_user, audit_event_record
 from agents.models import Agent
+from registry_site.embeddings import embed_after_commit
 from registry_site.services import apply_changes, require_editable
 
 EDITABLE_FIELDS = (
@@ -52,12 +53,13 @@ def _target(agent: Agent) -> str:
 
 
 def _embed_after_commit(agent: Agent) -> None:
-    """Queue the embedding of `agent` once the surrounding transaction commits (never before: the worker
-    must find the row, and a rolled-back write must queue nothing)."""
+    """Embed `agent` once the surrounding transaction commits, in this request when the model is here
+    (registry_site.embeddings.embed_after_commit), else in the worker."""
+    from agents.embeddings import agents_embed
     from agents.tasks import embed_agents_task
 
     agent_id = agent.pk
-    transaction.on_commit(lambda: embed_agents_task.delay([agent_id]))
+    embed_after_commit(lambda: agents_embed([agent_id]), lambda: embed_agents_task.delay([agent_id]))
 
 
 # -- permission rules -------------------------------------------------------------------------------

@@ -103,6 +103,24 @@ def _local_model():
     return _model
 
 
+def embed_after_commit(embed_here, queue) -> None:
+    """Embed a written row once its transaction commits: here and now (`embed_here()`) when the local
+    model is loaded in this process, so the very next request finds the row by meaning (a row costs
+    milliseconds), else through the worker (`queue()`): a remote provider, a model still loading, an
+    embedding that failed here, or EMBEDDINGS_IN_REQUEST off. A rolled-back write embeds nothing; the beat backstop catches the rest."""
+
+    def embed() -> None:
+        if settings.EMBEDDINGS_IN_REQUEST and settings.EMBEDDINGS_PROVIDER == "local" and _model is not None:
+            try:
+                embed_here()
+                return
+            except Exception:  # noqa: BLE001 - the worker tries again
+                logger.warning("embedding in the request failed; the worker will embed", exc_info=True)
+        queue()
+
+    transaction.on_commit(embed, robust=True)
+
+
 def warm_up() -> None:
     """Load the local model and run it once in a background thread, so the first real embedding waits
     neither for the load nor for torch's first-call set-up."""

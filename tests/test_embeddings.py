@@ -243,6 +243,13 @@ def test_beat_embeds_dirty_rows_every_30_seconds(settings):
 # -- servers and tools: marking dirty, queueing, embedding ---------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def through_the_worker(settings):
+    """These tests follow the worker's path, whether or not this process has loaded the model (in-request
+    embedding is tests/agents/test_read_your_writes.py's)."""
+    settings.EMBEDDINGS_IN_REQUEST = False
+
+
 def queued_embeddings(settings) -> list[list[int]]:
     """The server ids of the embedding tasks really queued on the embedded Redis broker."""
     queued = []

@@ -13,6 +13,9 @@ EMBEDDINGS_MODEL = env.str("EMBEDDINGS_MODEL", default=EMBEDDINGS_LOCAL_MODEL).s
 EMBEDDINGS_API_KEY = env.str("EMBEDDINGS_API_KEY", default="")
 # One request to the embeddings endpoint; a search waits this long at most before answering 500.
 EMBEDDINGS_TIMEOUT_SECONDS = 10.0
+# Writes embed their own row before answering when the local model is loaded in the process (so the
+# next request finds it by meaning); off, every embedding goes through the worker.
+EMBEDDINGS_IN_REQUEST = env.bool("EMBEDDINGS_IN_REQUEST", default=True)
 
 if EMBEDDINGS_PROVIDER not in EMBEDDINGS_PROVIDERS:
     raise ConfigurationError(

@@ -1,10 +1,9 @@
 """Embedding servers and tools for semantic search: the text each is found by, the task's work, and the
 one way writes ask for it."""
 
-from django.db import transaction
 from django.db.models import Prefetch
 
-from registry_site.embeddings import rows_embed
+from registry_site.embeddings import embed_after_commit, rows_embed
 from servers.models import Server, Tool
 
 # Changing any of these changes what semantic search should find for a server (tools are tracked apart).
@@ -55,10 +54,13 @@ def tools_embed(ids: list[int] | None = None, *, server_ids: list[int] | None = 
 
 
 def server_embedding_refresh(server: Server) -> None:
-    """Queue the embedding of `server` and its dirty tools once the current transaction commits; the
-    30-second beat sweep catches anything this misses."""
+    """Embed `server` and its dirty tools once the current transaction commits, in this request when the
+    model is here (registry_site.embeddings.embed_after_commit), else in the worker; the 30-second beat
+    sweep catches anything this misses."""
     from servers.tasks import embed_servers_task
 
     server_id = server.pk
-    # robust: a broker hiccup must not fail the write that already committed; the sweep catches up.
-    transaction.on_commit(lambda: embed_servers_task.delay([server_id]), robust=True)
+    embed_after_commit(
+        lambda: servers_embed([server_id]) + tools_embed(server_ids=[server_id]),
+        lambda: embed_servers_task.delay([server_id]),
+    )

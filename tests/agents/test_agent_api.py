@@ -128,9 +128,11 @@ def snapshot():
 
 
 @pytest.fixture
-def embed_queue(django_capture_on_commit_callbacks):
+def embed_queue(django_capture_on_commit_callbacks, settings):
     """Embedding tasks this process really published to the (embedded) Redis broker, read from Celery's
-    `after_task_publish` signal: other test runs share that Redis, so its queue is not ours to read."""
+    `after_task_publish` signal: other test runs share that Redis, so its queue is not ours to read.
+    Every embedding goes through the worker here, whether or not this process has loaded the model."""
+    settings.EMBEDDINGS_IN_REQUEST = False
     from celery.signals import after_task_publish
 
     published = []
