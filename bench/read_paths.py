@@ -108,7 +108,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
         env = registry_env(Path(tmp) / "var", port)
         manage(env, "migrate", "--verbosity", "0")
-        token = manage(env, "shell", "-c", SEED.replace("{count}", str(args.servers))).strip().splitlines()[-1]
+        token = (
+            manage(env, "shell", "-c", SEED.replace("{count}", str(args.servers))).strip().splitlines()[-1]
+        )
         with Serve(env, port):
             time.sleep(args.settle)  # web processes load the embedding model in the background at start
             rows = asyncio.run(measure(f"http://127.0.0.1:{port}", token, args.clients, args.seconds))

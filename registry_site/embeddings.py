@@ -107,7 +107,8 @@ def embed_after_commit(embed_here, queue) -> None:
     """Embed a written row once its transaction commits: here and now (`embed_here()`) when the local
     model is loaded in this process, so the very next request finds the row by meaning (a row costs
     milliseconds), else through the worker (`queue()`): a remote provider, a model still loading, an
-    embedding that failed here, or EMBEDDINGS_IN_REQUEST off. A rolled-back write embeds nothing; the beat backstop catches the rest."""
+    embedding that failed here, or EMBEDDINGS_IN_REQUEST off. A rolled-back write embeds nothing; the
+    beat backstop catches the rest."""
 
     def embed() -> None:
         if settings.EMBEDDINGS_IN_REQUEST and settings.EMBEDDINGS_PROVIDER == "local" and _model is not None:

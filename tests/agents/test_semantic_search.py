@@ -331,7 +331,7 @@ class EditingProvider:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_agent_edited_while_it_was_embedded_stays_dirty(embedding_model, monkeypatch, settings):
-    settings.EMBEDDINGS_IN_REQUEST = False  # the edit's own embedding goes to the worker: the race is the point
+    settings.EMBEDDINGS_IN_REQUEST = False  # the edit's embedding goes to the worker: the race is the point
     edited = AgentFactory(path="/edited", description="Plans trips")
     other = AgentFactory(path="/other", description="Plans meals")
     monkeypatch.setattr(embeddings, "get_provider", lambda: EditingProvider("/edited"))
