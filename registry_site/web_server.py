@@ -14,6 +14,7 @@ import socket
 import sys
 
 import uvicorn
+from django.urls import get_resolver
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -37,7 +38,8 @@ def main(application: str, host: str, port: str) -> None:
         access_log=False,
         log_level="warning",
     )
-    config.load()  # import the application first: the port accepts connections only once it can answer
+    config.load()  # import the application first: the port accepts connections only once it can answer,
+    get_resolver().check()  # with every view and serializer imported, not on the first request
     uvicorn.Server(config).run(sockets=[listening_socket(host, int(port))])
 
 

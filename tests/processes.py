@@ -47,7 +47,8 @@ def wait_healthy(port: int, process: subprocess.Popen) -> None:
     while time.monotonic() < deadline:
         assert process.poll() is None, "the web server exited"
         try:
-            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+            # a first answer may be slow while the process loads the embedding model beside it
+            if requests.get(f"http://127.0.0.1:{port}/health", timeout=10).status_code == 200:
                 return
         except requests.ConnectionError:
             pass

@@ -152,7 +152,8 @@ def test_serve_runs_the_whole_group_on_fresh_embedded_servers_and_stops_cleanly(
             proc.environ()
             for proc in children
             if any(
-                part in " ".join(proc.cmdline()) for part in ("uvicorn", "worker", "beat", "metrics_exporter")
+                part in " ".join(proc.cmdline())
+                for part in ("registry_site.web_server", "worker", "beat", "metrics_exporter")
             )
         ]
     finally:
