@@ -89,3 +89,27 @@ def ms(values: list[float], q: int | None = None) -> float:
     if q is None:
         return statistics.median(values) * 1000
     return statistics.quantiles(values, n=100)[q - 1] * 1000
+
+
+SERVERS_SEED = """
+from servers.models import Server
+from accounts.models import User
+from accounts.choices import AuthMethod
+from accounts.principal import principal_for_user
+from accounts.services import user_token_issue
+Server.objects.bulk_create(
+    [Server(path=f"/bench-{n:05d}", name=f"Bench {n}", description="A benchmark server",
+            proxy_pass_url=f"http://127.0.0.1:{10000 + n % 50000}/mcp", tags=["bench"], is_enabled=True,
+            embedding_dirty=False)
+     for n in range({count})], batch_size=2000)
+admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
+grant = user_token_issue(principal=principal_for_user(admin, auth_method=AuthMethod.SESSION),
+                         requested_scopes=None, expires_in_hours=2, description="bench")
+print(grant.access_token)
+"""
+
+
+def seed_servers(env: dict, count: int) -> str:
+    """`count` enabled servers (not queued for embedding: these benchmarks read, and a worker embedding
+    10,000 rows would share the cores) and an admin; returns the admin's token."""
+    return manage(env, "shell", "-c", SERVERS_SEED.replace("{count}", str(count))).strip().splitlines()[-1]

@@ -15,23 +15,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-from common import Serve, free_port, manage, registry_env
-
-SEED = """
-from servers.models import Server
-from accounts.models import User
-from accounts.choices import AuthMethod
-from accounts.principal import principal_for_user
-from accounts.services import user_token_issue
-Server.objects.bulk_create(
-    [Server(path=f"/bench-{n:05d}", name=f"Bench {n}", description="A benchmark server",
-            proxy_pass_url=f"http://127.0.0.1:{10000 + n % 50000}/mcp", tags=["bench"], is_enabled=True, embedding_dirty=False)
-     for n in range({count})], batch_size=2000)
-admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
-grant = user_token_issue(principal=principal_for_user(admin, auth_method=AuthMethod.SESSION),
-                         requested_scopes=None, expires_in_hours=2, description="bench")
-print(grant.access_token)
-"""
+from common import Serve, free_port, manage, registry_env, seed_servers
 
 
 async def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[float], float, int]:
@@ -108,9 +92,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
         env = registry_env(Path(tmp) / "var", port)
         manage(env, "migrate", "--verbosity", "0")
-        token = (
-            manage(env, "shell", "-c", SEED.replace("{count}", str(args.servers))).strip().splitlines()[-1]
-        )
+        token = seed_servers(env, args.servers)
         with Serve(env, port):
             time.sleep(args.settle)  # web processes load the embedding model in the background at start
             rows = asyncio.run(measure(f"http://127.0.0.1:{port}", token, args.clients, args.seconds))
