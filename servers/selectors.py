@@ -1,5 +1,6 @@
 """Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
 
+import time
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -8,7 +9,7 @@ from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_re
 from django.db.models.functions import Concat, Replace, Substr
 
 from registry_site.epochs import MISSING
-from servers.cache import ROUTES
+from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS, ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
@@ -16,6 +17,7 @@ from servers.v01_sql import servers_page_json
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
 QUERY_MAX_LENGTH = 200
+PAGE_CACHE_MAX_CHARS = 256 * 1024  # larger /v0.1 pages (limit up to 1000) are built each time
 
 
 def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
@@ -114,10 +116,22 @@ def servers_page(principal, *, after: str | None, limit: int, **filters) -> tupl
 
 def servers_page_body(principal, *, after: str | None, limit: int, base_url: str, **filters):
     """The same page as `servers_page`, as the JSON text of its ServerResponse list built by PostgreSQL
-    (servers/v01_sql.py); returns (json_text, shown, last_path_shown, more_after_these)."""
+    (servers/v01_sql.py); returns (json_text, shown, last_path_shown, more_after_these).
+
+    Pages are kept per process for each view of the servers (principals who see the same servers share
+    them) until a server changes (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
+    sees_all, paths = principal.server_visibility()
+    key = ("v01", sees_all or paths, base_url, after, limit, *sorted(filters.items()))
+    epoch = LISTINGS.epoch()
+    cached = LISTINGS.get(key, epoch)
+    if cached is not MISSING:
+        return cached
     page_ids = servers_page_query(principal, after=after, **filters).values("id")[: limit + 1]
     body, count, last_path = servers_page_json(page_ids, limit=limit, base_url=base_url)
-    return body, min(count, limit), last_path, count > limit
+    page = body, min(count, limit), last_path, count > limit
+    if len(body) <= PAGE_CACHE_MAX_CHARS:
+        LISTINGS.put(key, page, epoch, expires_at=time.time() + LISTING_CHECK_LAG_SECONDS)
+    return page
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:

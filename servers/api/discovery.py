@@ -2,11 +2,12 @@
 
 No authentication; cacheable by anyone for DISCOVERY_CACHE_TTL seconds; an ETag over the body lets
 clients revalidate with If-None-Match and get 304. Each web process keeps the body it built, per base URL,
-until a server is saved or deleted anywhere (servers/cache.LISTINGS): with 10,000 servers the document
-takes about a second to build and is the same for every caller."""
+until a server is saved or deleted anywhere (servers/cache.LISTINGS), at most DISCOVERY_CACHE_TTL: with
+10,000 servers the document takes about a second to build and is the same for every caller."""
 
 import hashlib
 import json
+import time
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
@@ -68,7 +69,7 @@ def _document_body(request) -> tuple[bytes, str]:
         return cached
     body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
     built = body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-    LISTINGS.put(("discovery", base), built, epoch)
+    LISTINGS.put(("discovery", base), built, epoch, expires_at=time.time() + settings.DISCOVERY_CACHE_TTL)
     return built
 
 

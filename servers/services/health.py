@@ -34,6 +34,8 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
         if row is None:
             return False
         transition_record(server=row, to_status=result.status, detail=result.detail, at=result.checked_at)
+        fields = ["health_detail", "last_checked_at"]  # and the status fields only when they change
+        before = (row.health_status, row.unhealthy_since)
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
@@ -41,7 +43,8 @@ def server_health_record(*, server: Server, result: "CheckResult") -> bool:
             row.unhealthy_since = None
         elif row.unhealthy_since is None:
             row.unhealthy_since = result.checked_at
-        fields = ["health_status", "health_detail", "last_checked_at", "unhealthy_since"]
+        if before != (row.health_status, row.unhealthy_since):
+            fields += ["health_status", "unhealthy_since"]
         tools_changed = False
         if result.status != HealthStatus.UNHEALTHY and result.tools is not None:
             tools_changed = tools_store(row, result.tools)

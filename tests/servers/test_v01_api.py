@@ -342,10 +342,10 @@ def test_the_namespace_is_a_setting(client, admin_token, settings):
 
 
 def test_listing_queries_do_not_grow_with_servers(client, admin_token, django_assert_max_num_queries):
+    get(client, "/v0.1/servers", admin_token)  # the token's first use
     for n in range(5):
         ServerFactory(path=f"/q{n}")
-    get(client, "/v0.1/servers", admin_token)
-    with django_assert_max_num_queries(20) as few:
+    with django_assert_max_num_queries(20) as few:  # built, not kept: a server was just saved
         get(client, "/v0.1/servers", admin_token)
     for n in range(5, 60):
         ServerFactory(path=f"/q{n}")
