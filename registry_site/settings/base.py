@@ -70,7 +70,7 @@ MIDDLEWARE = [
     "registry_site.middleware.UntrustedInputMiddleware",
     "registry_site.middleware.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "servestatic.middleware.ServeStaticMiddleware",
+    "registry_site.static_files.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
