@@ -102,6 +102,9 @@ Server.objects.bulk_create(
             proxy_pass_url=f"http://127.0.0.1:{10000 + n % 50000}/mcp", tags=["bench"], is_enabled=True,
             embedding_dirty=False)
      for n in range({count})], batch_size=2000)
+from django.db import connection
+with connection.cursor() as cursor:
+    cursor.execute("ANALYZE servers_server")  # the statistics autovacuum would gather within a minute
 admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
 grant = user_token_issue(principal=principal_for_user(admin, auth_method=AuthMethod.SESSION),
                          requested_scopes=None, expires_in_hours=2, description="bench")

@@ -1,5 +1,6 @@
 """Read paths under load: GET /v0.1/servers (first page, a deep page, search=) over 10,000 servers,
-GET /health and the discovery document, on the whole system as `make run` starts it.
+GET /health and the discovery document, on the whole system as `make run` starts it. The
+"new term" row sends a different search each request, so no page comes from the page cache.
 
 The load comes from one asyncio process (aiohttp, keep-alive), so the client costs little of the two
 cores it shares with the registry. Each row runs for --seconds with 1 client and with --clients.
@@ -9,6 +10,7 @@ Run: .venv/bin/python bench/read_paths.py [--servers 10000] [--seconds 8] [--cli
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import tempfile
 import time
@@ -18,9 +20,10 @@ import aiohttp
 from common import Serve, free_port, manage, registry_env, seed_servers
 
 
-async def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[float], float, int]:
+async def load(url, headers: dict, clients: int, seconds: float) -> tuple[list[float], float, int]:
     """Latencies of the successful requests `clients` keep-alive clients make in `seconds`, the elapsed
-    time, and how many requests failed (any status but 200)."""
+    time, and how many requests failed (any status but 200). `url` is one URL or an iterator of them."""
+    urls = itertools.repeat(url) if isinstance(url, str) else url
     latencies: list[float] = []
     failed = 0
     connector = aiohttp.TCPConnector(limit=clients)
@@ -32,7 +35,7 @@ async def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[l
             nonlocal failed
             while time.perf_counter() < deadline:
                 sent = time.perf_counter()
-                async with session.get(url) as response:
+                async with session.get(next(urls)) as response:
                     await response.read()
                 if response.status != 200:
                     failed += 1
@@ -66,10 +69,15 @@ async def measure(base: str, token: str, clients: int, seconds: float) -> list[s
             params = {"limit": "100", **({"cursor": cursor} if cursor else {})}
             async with session.get(f"{base}/v0.1/servers", params=params) as response:
                 cursor = (await response.json())["metadata"]["nextCursor"]
+    search_urls = (
+        f"{base}/v0.1/servers?limit=100&search=bench-{n:04d}" for n in itertools.cycle(range(1000))
+    )
     targets = [
         ("/v0.1/servers?limit=100", f"{base}/v0.1/servers?limit=100", auth),
         ("/v0.1/servers?limit=100, page 51", f"{base}/v0.1/servers?limit=100&cursor={cursor}", auth),
         ("/v0.1/servers?limit=100&search=bench-09", f"{base}/v0.1/servers?limit=100&search=bench-09", auth),
+        # 1,000 terms of 10 matches each, more than the pages a process keeps: never from the page cache.
+        ("/v0.1/servers?limit=100&search=<a new term>", search_urls, auth),
         ("/health", f"{base}/health", {}),
         ("/.well-known/mcp-servers", f"{base}/.well-known/mcp-servers", {}),
     ]

@@ -13,6 +13,7 @@ from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS, ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
+from servers.search_index import name_trigram_prefilter
 from servers.v01_sql import servers_page_json
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
@@ -97,6 +98,7 @@ def servers_page_query(
     """The servers `principal` may see matching the filters, after the cursor path `after`, by path."""
     rows = Server.objects.visible_to(principal).for_listing().order_by("path")
     if search:
+        rows = name_trigram_prefilter(rows, search, f"io.{settings.REGISTRY_NAMESPACE}/")
         rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
     if updated_since is not None:
         rows = rows.filter(updated_at__gte=updated_since)
