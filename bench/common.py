@@ -99,7 +99,7 @@ from accounts.principal import principal_for_user
 from accounts.services import user_token_issue
 Server.objects.bulk_create(
     [Server(path=f"/bench-{n:05d}", name=f"Bench {n}", description="A benchmark server",
-            proxy_pass_url=f"http://127.0.0.1:{10000 + n % 50000}/mcp", tags=["bench"], is_enabled=True,
+            proxy_pass_url=f"http://127.0.0.1:{10000 + n % 50000}/mcp", tags=["bench"], is_enabled={enabled},
             embedding_dirty=False)
      for n in range({count})], batch_size=2000)
 from django.db import connection
@@ -112,7 +112,8 @@ print(grant.access_token)
 """
 
 
-def seed_servers(env: dict, count: int) -> str:
-    """`count` enabled servers (not queued for embedding: these benchmarks read, and a worker embedding
-    10,000 rows would share the cores) and an admin; returns the admin's token."""
-    return manage(env, "shell", "-c", SERVERS_SEED.replace("{count}", str(count))).strip().splitlines()[-1]
+def seed_servers(env: dict, count: int, *, enabled: bool = True) -> str:
+    """`count` servers, enabled unless told (not queued for embedding: these benchmarks read, and a worker
+    embedding 10,000 rows would share the cores) and an admin; returns the admin's token."""
+    seed = SERVERS_SEED.replace("{count}", str(count)).replace("{enabled}", str(enabled))
+    return manage(env, "shell", "-c", seed).strip().splitlines()[-1]

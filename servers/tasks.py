@@ -69,8 +69,14 @@ def _import_the_checker(**kwargs) -> None:
 
 @worker_process_init.connect
 def _warm_up_embeddings(**kwargs) -> None:
-    """Each worker process loads the embedding model as it starts (5–13 s, in the background), so the
-    first registration after a start is searchable in seconds rather than after a model load."""
+    """With EMBEDDINGS_IN_REQUEST off the worker embeds every write, so each worker process loads the
+    model as it starts (5–13 s, in the background) and the first registration after a start is searchable
+    in seconds. On (the default), web processes embed their own writes and a worker process loads the
+    model only when an embedding task reaches it (bulk imports, rows a web process could not embed): an
+    idle worker process then holds no model (about 450 MB less each)."""
+    from django.conf import settings
+
     from registry_site.embeddings import warm_up
 
-    warm_up()
+    if not settings.EMBEDDINGS_IN_REQUEST:
+        warm_up()
