@@ -9,21 +9,22 @@ name have no trigram; those go without the prefilter."""
 from django.contrib.postgres.fields import ArrayField
 from django.db.models import F, Func, TextField, Value
 
+from servers.naming import name_prefix
+
 TRIGRAM = 3
 
 
-def _trigrams(expression) -> Func:
-    return Func(expression, function="servers_trigrams", output_field=ArrayField(TextField()))
+def _trigrams(function: str, expression) -> Func:
+    return Func(expression, function=function, output_field=ArrayField(TextField()))
 
 
-def name_trigram_prefilter(rows, search: str, prefix: str):
-    """`rows` narrowed by the index to those whose names can contain `search`; `prefix` is the registry
-    names' `io.<namespace>/`."""
-    if search.upper() in prefix.upper():
+def name_trigram_prefilter(rows, search: str):
+    """`rows` narrowed by the index to those whose names can contain `search`."""
+    if search.upper() in name_prefix().upper():
         return rows
     inside_name = search.rsplit("/", 1)[-1]  # the name part holds no "/": a term with one spans the prefix
     if len(inside_name) < TRIGRAM:
         return rows
-    name_trigrams = Func(F("path"), function="servers_name_trigrams", output_field=ArrayField(TextField()))
-    term_trigrams = _trigrams(Value(inside_name))
-    return rows.alias(name_trigrams=name_trigrams).filter(name_trigrams__contains=term_trigrams)
+    return rows.alias(name_trigrams=_trigrams("servers_name_trigrams", F("path"))).filter(
+        name_trigrams__contains=_trigrams("servers_trigrams", Value(inside_name))
+    )

@@ -4,7 +4,6 @@ import time
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_related_objects
 from django.db.models.functions import Concat, Replace, Substr
 
@@ -13,6 +12,7 @@ from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS, ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
+from servers.naming import name_prefix
 from servers.search_index import name_trigram_prefilter
 from servers.v01_sql import servers_page_json
 
@@ -82,7 +82,7 @@ def server_for_gateway_cached(candidates: tuple[str, ...], epoch):
 def _registry_name():
     """The `io.<namespace>/<name>` of each row, computed in SQL (for `search`)."""
     return Concat(
-        Value(f"io.{settings.REGISTRY_NAMESPACE}/"),
+        Value(name_prefix()),
         Replace(Substr(F("path"), 2), Value("/"), Value(".")),
     )
 
@@ -98,7 +98,7 @@ def servers_page_query(
     """The servers `principal` may see matching the filters, after the cursor path `after`, by path."""
     rows = Server.objects.visible_to(principal).for_listing().order_by("path")
     if search:
-        rows = name_trigram_prefilter(rows, search, f"io.{settings.REGISTRY_NAMESPACE}/")
+        rows = name_trigram_prefilter(rows, search)
         rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
     if updated_since is not None:
         rows = rows.filter(updated_at__gte=updated_since)

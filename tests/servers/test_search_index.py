@@ -7,7 +7,7 @@ from django.db import connection
 from accounts.principal import Principal
 from servers.models import Server
 from servers.search_index import name_trigram_prefilter
-from servers.selectors import servers_page_query
+from servers.selectors import _registry_name, servers_page_query
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,10 +44,8 @@ def paths(queryset) -> list[str]:
 def test_the_prefilter_keeps_every_row_the_substring_test_finds(admin, term):
     for path in PATHS:
         ServerFactory(path=path)
-    from servers.selectors import _registry_name
-
     exact = Server.objects.alias(registry_name=_registry_name()).filter(registry_name__icontains=term)
-    prefiltered = name_trigram_prefilter(Server.objects.all(), term, "io.mcpgateway/")
+    prefiltered = name_trigram_prefilter(Server.objects.all(), term)
 
     assert set(paths(exact)) <= set(paths(prefiltered))
     assert paths(servers_page_query(admin, after=None, search=term)) == sorted(paths(exact))
