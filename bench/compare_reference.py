@@ -16,6 +16,7 @@ environment are arguments (docs/benchmarks.md says how to make them).
 
 Run: .venv/bin/python bench/compare_reference.py REFERENCE_CHECKOUT [--python REFERENCE_PYTHON]
      [--servers 10000] [--agents 1000] [--seconds 6] [--clients 16] [--senders 8]
+     [--rows listing metrics semantic]
 """
 
 import argparse
@@ -375,12 +376,16 @@ def measure(system, args) -> dict:
     system.start()
     try:
         time.sleep(args.settle)
-        print(f"==> {system.name}: /v0.1 pages", flush=True)
-        rows = asyncio.run(listing(system, args.servers, args.clients, args.seconds))
-        print(f"==> {system.name}: metrics ingestion", flush=True)
-        rows["metrics"] = metrics(system, args.senders, args.seconds * 2)
-        print(f"==> {system.name}: semantic agent search", flush=True)
-        rows["semantic"] = semantic(system, rounds=6)
+        rows = {}
+        if "listing" in args.rows:
+            print(f"==> {system.name}: /v0.1 pages", flush=True)
+            rows.update(asyncio.run(listing(system, args.servers, args.clients, args.seconds)))
+        if "metrics" in args.rows:
+            print(f"==> {system.name}: metrics ingestion", flush=True)
+            rows["metrics"] = metrics(system, args.senders, args.seconds * 2)
+        if "semantic" in args.rows:
+            print(f"==> {system.name}: semantic agent search", flush=True)
+            rows["semantic"] = semantic(system, rounds=6)
     finally:
         system.stop()
     return rows
@@ -401,10 +406,14 @@ def report(ours: dict, ref: dict, args) -> None:
             continue
         print(f"| {name} | {a['rate']:.0f} req/s, p50 {a['p50']:.1f} ms, p99 {a['p99']:.1f} ms | "
               f"{b['rate']:.0f} req/s, p50 {b['p50']:.1f} ms, p99 {b['p99']:.1f} ms | {a['rate'] / b['rate']:.1f}× |")  # fmt: skip
+    if "metrics" not in ours:
+        return
     a, b = ours["metrics"], ref["metrics"]
     print(f"| metrics, batches of 50, {args.senders} senders | {a['rate']:.0f} metrics/s accepted, "
           f"{a['stored']} of {a['accepted']} stored, p99 {a['p99']:.1f} ms | {b['rate']:.0f} metrics/s accepted, "
           f"{b['stored']} of {b['accepted']} stored, p99 {b['p99']:.1f} ms | {a['rate'] / b['rate']:.1f}× |")  # fmt: skip
+    if "semantic" not in ours:
+        return
     a, b = ours["semantic"], ref["semantic"]
     print(f"| semantic search, a query's first time (p50) | {a['first']:.1f} ms | {b['first']:.1f} ms | "
           f"{b['first'] / a['first']:.1f}× |")  # fmt: skip
@@ -427,6 +436,13 @@ def main() -> None:
         "--enabled",
         action="store_true",
         help="servers enabled (health-checked: the reference checks them one by one in its web process)",
+    )
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        choices=["listing", "metrics", "semantic"],
+        default=["listing", "metrics", "semantic"],
+        help="which measures to run (all by default)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
     parser.add_argument("--settle", type=float, default=20.0, help="seconds for each system to warm up")

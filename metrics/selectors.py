@@ -2,15 +2,25 @@
 
 from django.conf import settings
 
+from metrics.cache import API_KEYS
 from metrics.models import METRIC_TABLES, ApiKey, RetentionPolicy
 from metrics.services.keys import key_hash
+from registry_site.epochs import MISSING
 
 
 def api_key_for(raw: str | None) -> ApiKey | None:
-    """The active key whose hash matches `raw`, or None (unknown, revoked or missing)."""
+    """The active key whose hash matches `raw`, or None (unknown, revoked or missing); a known key from
+    this process's cache while no key has changed anywhere (metrics/cache.py)."""
     if not raw:
         return None
-    return ApiKey.objects.filter(key_hash=key_hash(raw.strip()), revoked_at__isnull=True).first()
+    digest = key_hash(raw.strip())
+    epoch = API_KEYS.epoch()
+    key = API_KEYS.get(digest, epoch)
+    if key is MISSING:
+        key = ApiKey.objects.filter(key_hash=digest, revoked_at__isnull=True).first()
+        if key is not None:
+            API_KEYS.put(digest, key, epoch)
+    return key
 
 
 def retention_days() -> dict[str, int]:

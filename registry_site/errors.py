@@ -11,7 +11,7 @@ from rest_framework import exceptions
 
 V01_PREFIXES = ("/v0.1/", "/v0/")
 JSON_PREFIXES = ("/api/", "/v0.1/", "/v0/", "/validate", "/.well-known/")
-SERVICE_SCOPE_KEY = "registry.service"  # set by an ASGI entry that serves another service (metrics)
+SERVICE_ENVIRON_KEY = "registry.service"  # set by the entry of another service (metrics) in the environ
 METRICS_URLCONF = "registry_site.metrics_urls"  # the metrics service's URLs: JSON only
 
 

@@ -8,7 +8,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
-from registry_site.errors import METRICS_URLCONF, SERVICE_SCOPE_KEY, invalid_input_response
+from registry_site.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
 from registry_site.untrusted import InputRejected, check_text
 
 
@@ -46,11 +46,12 @@ SERVICE_URLCONFS = {"metrics": METRICS_URLCONF}
 
 
 class ServiceUrlconfMiddleware(HybridMiddleware):
-    """Routes a request with the URLs of the service whose ASGI entry received it (the metrics service
-    has its own entry, `registry_site/metrics_asgi.py`, and port); the registry's by default."""
+    """Routes a request with the URLs of the service whose entry received it (the metrics service has its
+    own entry, `registry_site/metrics_asgi.py`, and port, and names itself in the environ); the
+    registry's by default."""
 
     def before(self, request):
-        service = getattr(request, "scope", {}).get(SERVICE_SCOPE_KEY)
+        service = request.META.get(SERVICE_ENVIRON_KEY)
         if service:
             request.urlconf = SERVICE_URLCONFS[service]
 

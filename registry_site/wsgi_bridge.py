@@ -49,11 +49,13 @@ def wsgi_environ(scope: dict, body: bytes) -> dict:
 
 
 class WsgiInThreads:
-    """An ASGI HTTP application running `wsgi_app` in a pool of `threads` threads."""
+    """An ASGI HTTP application running `wsgi_app` in a pool of `threads` threads; `environ` entries are
+    added to every request's environ (the metrics service names itself there)."""
 
-    def __init__(self, wsgi_app, threads: int):
+    def __init__(self, wsgi_app, threads: int, environ: dict | None = None):
         self.wsgi_app = wsgi_app
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="django-http")
+        self.environ = environ or {}
 
     async def __call__(self, scope, receive, send):
         body = bytearray()
@@ -65,6 +67,7 @@ class WsgiInThreads:
             if not message.get("more_body"):
                 break
         environ = wsgi_environ(scope, bytes(body))
+        environ.update(self.environ)
         status, headers, content = await asyncio.get_running_loop().run_in_executor(
             self.executor, self._respond, environ
         )

@@ -4,11 +4,15 @@ client of it.
 Keys come from every `METRICS_API_KEY_<NAME>` variable (read by `metrics.services.keys`), not from a
 setting here."""
 
+import os
+
 from registry_site.settings.env import env
 
 # -- the service -------------------------------------------------------------------------------------
 METRICS_SERVICE_HOST = env.str("METRICS_SERVICE_HOST", default="127.0.0.1")
 METRICS_SERVICE_PORT = env.int("METRICS_SERVICE_PORT", default=8890)
+# Processes of the service sharing its port (SO_REUSEPORT), each running requests in WEB_THREADS threads.
+METRICS_CONCURRENCY = env.int("METRICS_CONCURRENCY", default=os.cpu_count() or 1)
 METRICS_RATE_LIMIT = env.int("METRICS_RATE_LIMIT", default=1000)  # requests per minute per key
 METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=90)
 METRICS_FLUSH_INTERVAL_SECONDS = env.float("METRICS_FLUSH_INTERVAL_SECONDS", default=5.0)

@@ -1,4 +1,5 @@
-"""Metrics API keys: hashed only, from the environment, from the command, revoked in the admin."""
+"""Metrics API keys: hashed only, from the environment, from the command, revoked in the admin, cached per
+process until any key changes."""
 
 import hashlib
 
@@ -7,9 +8,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import AuditEvent
+from metrics.cache import API_KEYS
 from metrics.models import ApiKey
 from metrics.selectors import api_key_for
 from metrics.services import api_key_create, api_key_revoke, api_keys_from_environment
+from metrics.services.keys import key_hash
+from registry_site.epochs import MISSING, EpochCache
 
 pytestmark = pytest.mark.django_db
 
@@ -92,3 +96,34 @@ def test_keys_are_listed_and_revoked_in_the_admin(admin_client):
 def test_metric_rows_are_read_only_in_the_admin(admin_client):
     assert admin_client.get("/admin/metrics/authmetric/").status_code == 200
     assert admin_client.get("/admin/metrics/authmetric/add/").status_code == 403
+
+
+def test_a_known_key_is_looked_up_once_then_served_from_the_cache(django_assert_num_queries):
+    key, raw = api_key_create(actor=None, service="registry")
+
+    with django_assert_num_queries(1):
+        first = api_key_for(raw)
+    with django_assert_num_queries(0):
+        again = api_key_for(raw)
+
+    assert first == again == key
+
+
+def test_a_revoked_key_is_refused_at_once_though_another_process_cached_it():
+    key, raw = api_key_create(actor=None, service="registry")
+    assert api_key_for(raw) == key  # cached under the current epoch
+    elsewhere = EpochCache(API_KEYS.key.removeprefix("registry:epoch:"))  # another process's cache
+    elsewhere.put(key_hash(raw), key, elsewhere.epoch())
+
+    api_key_revoke(actor=None, key=key)
+
+    assert api_key_for(raw) is None
+    assert elsewhere.get(key_hash(raw), elsewhere.epoch()) is MISSING
+
+
+def test_unknown_keys_are_not_kept():
+    api_key_create(actor=None, service="registry")
+    API_KEYS.clear()
+
+    assert api_key_for("mk_guessed") is None
+    assert len(API_KEYS._entries) == 0
