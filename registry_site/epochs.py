@@ -15,6 +15,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -25,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 EPOCH_CACHE_TTL_SECONDS = 300.0
 MISSING = object()
+UNKEPT = object()  # get_or_build: the value of this key is not kept (too large, say); build it each time
 
 
 class EpochCache:
@@ -33,6 +35,7 @@ class EpochCache:
         self.max_entries = max_entries
         self._entries: OrderedDict[Any, tuple[bytes, float, Any]] = OrderedDict()
         self._lock = threading.Lock()  # web processes resolve in threads and on the event loop
+        self._building: dict[Any, threading.Lock] = {}  # keys being built now (get_or_build)
 
     # The epoch -----------------------------------------------------------------------------------
 
@@ -56,7 +59,8 @@ class EpochCache:
             transaction.on_commit(self._bump_now)
 
     def _bump_now(self) -> None:
-        self.clear()
+        # Entries of older epochs stay until replaced (get() never returns them; get_or_build may while it
+        # rebuilds them).
         try:
             sync_client().set(self.key, _new_epoch())
         except Exception:  # noqa: BLE001 - other processes keep entries until EPOCH_CACHE_TTL_SECONDS
@@ -75,10 +79,41 @@ class EpochCache:
             return MISSING
         stored_epoch, expires_at, value = entry
         if stored_epoch != epoch or expires_at <= time.time():
-            with self._lock:
-                self._entries.pop(key, None)
-            return MISSING
+            return MISSING  # kept until replaced: `get_or_build` may still serve it while rebuilding
         return value
+
+    def get_or_build(
+        self, key, build: Callable[[], Any], *, ttl_seconds: float, keep: Callable[[Any], bool] | None = None
+    ):
+        """The current value of `key`, built by `build()` when there is none, one build at a time per key
+        in this process. While a thread builds it, other threads asking for the same key get the value it
+        replaces, when there is one (a request that started during the rebuild cannot tell the two apart;
+        the next request after it gets the new value), and wait for the build otherwise. A value is kept
+        for `ttl_seconds` at most, and only when `keep(value)` says so."""
+        epoch = self.epoch()
+        value = self.get(key, epoch)
+        if value is MISSING and epoch is None or value is UNKEPT:
+            return build()
+        if value is not MISSING:
+            return value
+        with self._lock:
+            building = self._building.setdefault(key, threading.Lock())
+        if not building.acquire(blocking=False):
+            entry = self._entries.get(key)
+            if entry is not None and entry[2] is not UNKEPT:
+                return entry[2]
+            building.acquire()
+        try:
+            value = self.get(key, epoch)  # built by the thread that held the lock
+            if value is UNKEPT or value is MISSING:
+                value = build()
+                kept = keep is None or keep(value)  # else remember not to wait for builds of this key
+                self.put(key, value if kept else UNKEPT, epoch, expires_at=time.time() + ttl_seconds)
+            return value
+        finally:
+            building.release()
+            with self._lock:
+                self._building.pop(key, None)
 
     def put(self, key, value, epoch: bytes | None, *, expires_at: float | None = None) -> None:
         if epoch is None:

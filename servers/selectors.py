@@ -1,6 +1,5 @@
 """Reads for servers. Every listing filters through `Server.objects.visible_to(principal)`."""
 
-import time
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -124,16 +123,18 @@ def servers_page_body(principal, *, after: str | None, limit: int, base_url: str
     them) until a server changes (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
     sees_all, paths = principal.server_visibility()
     key = ("v01", sees_all or paths, base_url, after, limit, *sorted(filters.items()))
-    epoch = LISTINGS.epoch()
-    cached = LISTINGS.get(key, epoch)
-    if cached is not MISSING:
-        return cached
-    page_ids = servers_page_query(principal, after=after, **filters).values("id")[: limit + 1]
-    body, count, last_path = servers_page_json(page_ids, limit=limit, base_url=base_url)
-    page = body, min(count, limit), last_path, count > limit
-    if len(body) <= PAGE_CACHE_MAX_CHARS:
-        LISTINGS.put(key, page, epoch, expires_at=time.time() + LISTING_CHECK_LAG_SECONDS)
-    return page
+
+    def build():
+        page_ids = servers_page_query(principal, after=after, **filters).values("id")[: limit + 1]
+        body, count, last_path = servers_page_json(page_ids, limit=limit, base_url=base_url)
+        return body, min(count, limit), last_path, count > limit
+
+    return LISTINGS.get_or_build(
+        key,
+        build,
+        ttl_seconds=LISTING_CHECK_LAG_SECONDS,
+        keep=lambda page: len(page[0]) <= PAGE_CACHE_MAX_CHARS,
+    )
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:

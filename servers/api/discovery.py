@@ -7,14 +7,12 @@ until a server is saved or deleted anywhere (servers/cache.LISTINGS), at most DI
 
 import hashlib
 import json
-import time
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from registry_site.epochs import MISSING
 from servers.cache import LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
@@ -61,16 +59,15 @@ def discovery_document(request) -> dict:
 
 
 def _document_body(request) -> tuple[bytes, str]:
-    """(body, etag) of the document, from this process's cache while no server has changed."""
-    base = gateway_base_url(request)
-    epoch = LISTINGS.epoch()
-    cached = LISTINGS.get(("discovery", base), epoch)
-    if cached is not MISSING:
-        return cached
-    body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
-    built = body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-    LISTINGS.put(("discovery", base), built, epoch, expires_at=time.time() + settings.DISCOVERY_CACHE_TTL)
-    return built
+    """(body, etag) of the document, from this process's cache while no server has changed; one build at a
+    time per process, requests meanwhile getting the document it replaces (registry_site/epochs.py)."""
+
+    def build() -> tuple[bytes, str]:
+        body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
+        return body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+
+    key = ("discovery", gateway_base_url(request))
+    return LISTINGS.get_or_build(key, build, ttl_seconds=settings.DISCOVERY_CACHE_TTL)
 
 
 @require_GET
