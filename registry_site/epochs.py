@@ -89,7 +89,8 @@ class EpochCache:
         in this process. While a thread builds it, other threads asking for the same key get the value it
         replaces, when there is one (a request that started during the rebuild cannot tell the two apart;
         the next request after it gets the new value), and wait for the build otherwise. A value is kept
-        for `ttl_seconds` at most, and only when `keep(value)` says so."""
+        for `ttl_seconds` at most, and only when `keep(value)` says so. The replaced value may have
+        expired: use this for listings, never for anything whose expiry is a rule (credentials)."""
         epoch = self.epoch()
         value = self.get(key, epoch)
         if value is MISSING and epoch is None or value is UNKEPT:
