@@ -199,7 +199,7 @@ def main() -> None:
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
-        env = registry_env(Path(tmp) / "var", port)
+        env = registry_env(Path(tmp) / "var", port, SEMANTIC_SEARCH_RATE_PER_MINUTE="1000000")
         manage(env, "migrate", "--verbosity", "0")
         seeded = json.loads(
             manage(env, "shell", "-c", SEED.replace("{count}", str(args.agents))).splitlines()[-1]

@@ -157,3 +157,13 @@ def asgi_server(application: str, host: str, port: int) -> list[str]:
     """The command of one web process serving an ASGI entry (HTTP and websockets) on host:port; several
     may share the port (registry_site/web_server.py)."""
     return python_module("registry_site.web_server", application, host, str(port))
+
+
+def asgi_servers(name: str, count: int, application: str, host: str, port: int) -> list[Child]:
+    """`count` (at least one) web processes of `application` sharing host:port, named `name` when there is
+    one, `name1`…`nameN` otherwise."""
+    count = max(1, count)
+    return [
+        Child(name if count == 1 else f"{name}{n}", asgi_server(application, host, port))
+        for n in range(1, count + 1)
+    ]

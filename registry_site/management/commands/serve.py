@@ -48,26 +48,16 @@ class Command(BaseCommand):
         )
 
         metrics_keys = api_keys_from_environment()
-        webs = max(1, settings.WEB_CONCURRENCY)
-        ingesters = max(1, settings.METRICS_CONCURRENCY)
         children = [
-            *(
-                supervisor.Child(
-                    "web" if webs == 1 else f"web{n}",
-                    supervisor.asgi_server("registry_site.asgi:application", host, port),
-                )
-                for n in range(1, webs + 1)
+            *supervisor.asgi_servers(
+                "web", settings.WEB_CONCURRENCY, "registry_site.asgi:application", host, port
             ),
-            *(
-                supervisor.Child(
-                    "metrics" if ingesters == 1 else f"metrics{n}",
-                    supervisor.asgi_server(
-                        "registry_site.metrics_asgi:application",
-                        settings.METRICS_SERVICE_HOST,
-                        settings.METRICS_SERVICE_PORT,
-                    ),
-                )
-                for n in range(1, ingesters + 1)
+            *supervisor.asgi_servers(
+                "metrics",
+                settings.METRICS_CONCURRENCY,
+                "registry_site.metrics_asgi:application",
+                settings.METRICS_SERVICE_HOST,
+                settings.METRICS_SERVICE_PORT,
             ),
             supervisor.Child("exporter", supervisor.python_module("django", "metrics_exporter")),
             supervisor.Child(
