@@ -17,10 +17,10 @@ from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from gateway.app import Gateway  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
 from registry_site.websockets import NotFoundConsumer  # noqa: E402
 from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
-from servers.gateway.app import Gateway  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
 from servers.routing import websocket_urlpatterns as servers_websockets  # noqa: E402
 
@@ -31,7 +31,7 @@ websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_a
 
 application = ProtocolTypeRouter(
     {
-        # MCP traffic to /<server path>/mcp first (servers/gateway), then Django behind the request guard.
+        # MCP traffic to /<server path>/mcp first (gateway), then Django behind the request guard.
         "http": Gateway(RequestGuard(django_http, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
     }

@@ -19,6 +19,7 @@ urlpatterns = [
     path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
     path("", include("accounts.urls")),
     path("", include("accounts.api.urls")),
+    path("", include("gateway.api.urls")),
     path("", include("servers.api.urls")),
     path("", include("servers.api.dashboard_urls")),
     path("", include("servers.api.health_urls")),

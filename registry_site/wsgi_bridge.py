@@ -4,7 +4,7 @@ Django's own ASGI handler runs every synchronous middleware (sessions, CSRF, aut
 hop of its own between the event loop and a thread: a dozen hops a request, which cost more than most
 views (bench/read_paths.py). The views here are all synchronous, so each request goes whole through
 Django's WSGI handler in a thread of a small pool, and the answer is sent from the event loop, which
-keeps the gateway (servers/gateway) and the websockets. Bodies arrive already bounded by the request
+keeps the gateway (gateway) and the websockets. Bodies arrive already bounded by the request
 guard (registry_site/asgi_guard.py); Django's answers are bodies, never streams, so each is sent as one.
 """
 

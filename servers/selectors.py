@@ -59,7 +59,7 @@ def dashboard_servers(principal, query: str = "", state: str = ""):
 
 def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:
     """The server a gateway path names: the longest registered path among `candidates` (longest first,
-    as `servers.gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in
+    as `gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in
     gateway and `/validate` alike, or none while the route cache (servers/cache.py) holds the answer."""
     if epoch is MISSING:
         epoch = ROUTES.epoch()

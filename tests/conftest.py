@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import UserFactory
+from tests.factories import ServerFactory, UserFactory
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -130,3 +130,18 @@ def asgi_request(transactional_db):
         return asyncio.run(go())
 
     return send
+
+
+@pytest.fixture
+def timer(member, scope_factory):
+    """A user who may initialize, list and call `now` on /currenttime (and nothing on /weather)."""
+    ServerFactory(path="/currenttime")
+    ServerFactory(path="/weather")
+    scope_factory(
+        "time-exec",
+        group="timers",
+        server_rules=[
+            {"server": "currenttime", "methods": ["initialize", "tools/list", "tools/call"], "tools": ["now"]}
+        ],
+    )
+    return member("tim", "timers")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts.api import validate, views
+from accounts.api import views
 
 app_name = "accounts-api"
 
@@ -10,5 +10,4 @@ urlpatterns = [
     path("api/auth/token", views.ClientCredentialsTokenView.as_view(), name="token"),
     path("api/tokens/generate", views.TokenGenerateView.as_view(), name="tokens-generate"),
     path("api/admin/tokens", views.AdminTokenView.as_view(), name="admin-tokens"),
-    path("validate", validate.ValidateView.as_view(), name="validate"),
 ]

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "registry_site",
     "accounts",
     "servers",
+    "gateway",
     "agents",
     "metrics",
 ]
@@ -162,7 +163,7 @@ REGISTRY_SERVICE_NAME = "mcp-gateway-registry"
 REGISTRY_NAMESPACE = env.str("REGISTRY_NAMESPACE", default="mcpgateway")
 # Public base URL of the gateway (what MCP clients connect to); unset: the URL the request came in on.
 GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="").rstrip("/")
-# The built-in gateway (servers/gateway): upstream timeouts (a read may wait this long for the next
+# The built-in gateway (gateway): upstream timeouts (a read may wait this long for the next
 # bytes of an answer or stream) and connections pooled per web process.
 GATEWAY_CONNECT_TIMEOUT_SECONDS = env.float("GATEWAY_CONNECT_TIMEOUT_SECONDS", default=5.0)
 GATEWAY_TIMEOUT_SECONDS = env.float("GATEWAY_TIMEOUT_SECONDS", default=300.0)

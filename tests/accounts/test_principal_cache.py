@@ -13,7 +13,7 @@ from accounts.services.tokens import token_revoke
 from registry_site.epochs import MISSING, EpochCache
 from servers.models import Server
 from servers.services.registry import server_toggle
-from tests.accounts.test_validate import CALL_NOW, token, validate
+from tests.gateway.test_validate import CALL_NOW, token, validate
 
 pytestmark = pytest.mark.django_db
 

@@ -14,6 +14,13 @@ from mcp.server import MCPServer
 
 from servers.models import Server
 from tests.factories import ServerFactory
+from tests.gateway.gateway_calls import (  # noqa: F401
+    caller_fixture,
+    gateway_fixture,
+    list_and_call,
+    post,
+    run,
+)
 from tests.mcp_servers import (  # noqa: F401
     AUTH_TOKEN,
     SilentServer,
@@ -24,13 +31,6 @@ from tests.mcp_servers import (  # noqa: F401
     sse_server_fixture,
     time_server_fixture,
     time_tools,
-)
-from tests.servers.gateway_calls import (  # noqa: F401
-    caller_fixture,
-    gateway_fixture,
-    list_and_call,
-    post,
-    run,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,7 +1,7 @@
 """Carrying a checked request to its server and the answer back to the client, streamed both ways: tool
-lists cut to the caller's tools and denied calls answered on the way (servers/gateway/messages.py), the
+lists cut to the caller's tools and denied calls answered on the way (gateway/messages.py), the
 upstream exchange stopped when the client goes away, and the gateway's metrics reported once the answer is
-out (servers/gateway/telemetry.py)."""
+out (gateway/telemetry.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 from functools import partial
 
+from gateway import messages, sse_sessions, telemetry, upstream
+from gateway.routing import Refusal, Route
 from registry_site.errors import ErrorCode
-from servers.gateway import messages, sse_sessions, telemetry, upstream
-from servers.gateway.routing import Refusal, Route
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
 async def _measure(
     server_path: str, session_id, http_ok: bool, outbound: Outbound, checked, started, sent: int, failed
 ) -> None:
-    """tool_execution and protocol_latency metrics of one proxied POST (servers/gateway/telemetry.py)."""
+    """tool_execution and protocol_latency metrics of one proxied POST (gateway/telemetry.py)."""
     client_name = checked.client_name
     if session_id and http_ok and any(method == "initialize" for method, _ in checked.calls):
         await telemetry.session_started(session_id, client_name)

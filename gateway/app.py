@@ -16,11 +16,11 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.cache import PRINCIPALS
+from gateway import forwarding, handoff, messages, paths, routing, sse_sessions
 from registry_site.epochs import epochs_async
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
 from servers.cache import ROUTES
-from servers.gateway import forwarding, handoff, messages, paths, routing, sse_sessions
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 # Request headers a client may send on to the server; everything else (credentials, cookies, hop-by-hop

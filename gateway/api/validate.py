@@ -1,7 +1,7 @@
 """GET /validate: the reverse proxy's `auth_request` check of one MCP call.
 
 Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
-the server `X-Original-URL` names, resolved exactly as the built-in gateway resolves it (servers/gateway).
+the server `X-Original-URL` names, resolved exactly as the built-in gateway resolves it (gateway).
 Call: the JSON-RPC body from `X-Body` or the request body; without one, only a GET or DELETE
 (`X-Original-Method`) is judged, as the session. Identity headers a client sends are never read.
 """
@@ -21,11 +21,11 @@ from accounts.authentication import (
     report_auth_request,
 )
 from accounts.principal import Principal
+from gateway.handoff import identity_headers
+from gateway.paths import gateway_path
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import documented, header_parameter
 from registry_site.untrusted import InputRejected, json_loads
-from servers.gateway.handoff import identity_headers
-from servers.gateway.paths import gateway_path
 from servers.selectors import server_for_gateway
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}

@@ -11,19 +11,19 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
 from accounts.principal import principal_for_user
-from servers.gateway import handoff, messages
+from gateway import handoff, messages
 from servers.models import Server
 from servers.services.registry import server_toggle
 from tests.factories import ServerFactory
-from tests.mcp_servers import UvicornThread, loopback_socket, time_tools
-from tests.nginx import Nginx
-from tests.servers.gateway_calls import (  # noqa: F401
+from tests.gateway.gateway_calls import (  # noqa: F401
     caller_fixture,
     gateway_fixture,
     list_and_call,
     post,
     run,
 )
+from tests.mcp_servers import UvicornThread, loopback_socket, time_tools
+from tests.nginx import Nginx
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,4 +1,4 @@
-"""`manage.py nginx_config`: write the nginx configuration for the registered servers (servers/gateway/
+"""`manage.py nginx_config`: write the nginx configuration for the registered servers (gateway/
 nginx.py). Run it after registering a server on a new origin, then reload nginx; nothing else needs it."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from servers.gateway import nginx
+from gateway import nginx
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """The nginx configuration `manage.py nginx_config` writes: upstream groups for the registry and for
 every registered server's origin, and a server block that sends MCP requests to the gateway whole and
-carries the ones it hands back (servers/gateway/handoff.py) to the servers. Enabling, disabling and
+carries the ones it hands back (gateway/handoff.py) to the servers. Enabling, disabling and
 permissions need no regeneration (the registry decides every request); a new server origin does."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from servers.gateway import handoff
+from gateway import handoff
 from servers.selectors import server_origins
 
 DEFAULT_CA_FILE = "/etc/ssl/certs/ca-certificates.crt"
@@ -50,7 +50,7 @@ def render(
     """The configuration, for the http context (`include` it from nginx.conf's `http { }`)."""
     groups = upstreams()
     return render_to_string(
-        "servers/nginx.conf",
+        "gateway/nginx.conf",
         {
             "registry": registry,
             "listen": listen,
