@@ -12,17 +12,10 @@ from dataclasses import dataclass, field
 
 from accounts.choices import ADMIN_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
+from registry_site.validators import normalize_path
 
 ALL = "all"
 ANY = "*"
-
-
-def normalize_path(value: str) -> str:
-    """`currenttime`, `/currenttime` and ` /currenttime ` name the same server; `all` and `*` stay."""
-    value = str(value).strip()
-    if value in (ALL, ANY):
-        return value
-    return value if value.startswith("/") else f"/{value}"
 
 
 def _as_list(value) -> list:
@@ -57,6 +50,12 @@ class ServerRule:
         if method == "tools/call":
             return ANY in self.tools or (tool is not None and tool in self.tools)
         return True
+
+    def matches_other(self, server_path: str, method: str) -> bool:
+        """A method outside the MCP specification: named by this rule, or every method and tool granted."""
+        if self.server != ANY and self.server != server_path:
+            return False
+        return method in self.methods or (ANY in self.methods and ANY in self.tools)
 
 
 @dataclass(frozen=True)
@@ -108,6 +107,13 @@ class Principal:
             return True
         path = normalize_path(server_path)
         return any(rule.matches(path, method, tool) for rule in self.server_rules)
+
+    def allows_other_mcp(self, server_path: str, method: str) -> bool:
+        """May this caller send `method`, a method outside the MCP specification (gateway/jsonrpc.py)?"""
+        if self.is_admin:
+            return True
+        path = normalize_path(server_path)
+        return any(rule.matches_other(path, method) for rule in self.server_rules)
 
     def server_visibility(self) -> tuple[bool, frozenset[str]]:
         """(sees every server, else the paths it sees): listing or any MCP rule on a server shows it."""

@@ -1,10 +1,12 @@
 """The gateway's ASGI application, ahead of Django's middleware in `registry_site/asgi.py`.
 
-`/<server path>/mcp` is authenticated (the same Principal as every surface: registry or identity-provider
-bearer token, or a session), authorized message by message, and streamed to the server's
-`proxy_pass_url` with the server's own outbound headers in place of the client's credentials.
-`Mcp-Session-Id` and `MCP-Protocol-Version` pass through untouched, so sessions live between client and
-server and any gateway process serves any request. Anything that is not a gateway path goes to Django.
+`/<server path>/mcp` is checked in this order: the Host and Origin (gateway/headers.py), the caller (the
+same Principal as every surface: registry or identity-provider bearer token, or a session), the session
+(it must be the caller's: gateway/sessions.py), then every message of the body by the one rule
+(gateway/jsonrpc.py) with the protocol headers agreeing with it. What is allowed is streamed to the
+server's `proxy_pass_url` with the server's own outbound headers in place of the client's credentials,
+within the caller's and the server's fair shares (gateway/limits.py). Sessions live between client and
+server, so any gateway process serves any request. Anything that is not a gateway path goes to Django.
 """
 
 from __future__ import annotations
@@ -16,22 +18,14 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.cache import PRINCIPALS
-from gateway import forwarding, handoff, messages, paths, routing, sse_sessions
+from gateway import forwarding, handoff, headers, jsonrpc, limits, messages, paths, routing, sessions
 from registry_site.epochs import epochs_async
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
 from servers.cache import ROUTES
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
-# Request headers a client may send on to the server; everything else (credentials, cookies, hop-by-hop
-# headers) stays here. The server's outbound headers are added to these.
-FORWARDED_REQUEST_HEADERS = (
-    "accept",
-    "content-type",
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "last-event-id",
-)
+SESSION_GONE = "Session not found"
 
 
 def _header(scope, name: bytes) -> str:
@@ -100,6 +94,8 @@ class Gateway:
                 f"{method} is not an MCP method here.",
                 {"Allow": ", ".join(allowed)},
             )
+        if problem := headers.origin_problem(scope):
+            raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = _header(scope, b"authorization")
         epochs = await epochs_async(PRINCIPALS, ROUTES)
         route = routing.cached_route(routing.bearer(authorization), target.candidates, epochs)
@@ -109,62 +105,67 @@ class Gateway:
             )
         server_path, principal = route.server.path, route.principal
         url = route.server.proxy_pass_url
-        if query := scope.get("query_string", b""):
+        query = scope.get("query_string", b"")
+        if query:
             url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
         if target.endpoint == "messages":
-            session_id = (
-                parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id") or [""]
-            )[0]
-            url = await sse_sessions.upstream_endpoint(server_path, session_id)
+            session_id = (parse_qs(query.decode("latin-1")).get("session_id") or [""])[0]
+            url = await sessions.upstream_endpoint(server_path, session_id, principal)
             if url is None:
                 raise routing.Refusal(
                     404, ErrorCode.NOT_FOUND, "No SSE session of this server has that session_id."
                 )
-        checked = None
-        body = b""
+        session_id = _header(scope, b"mcp-session-id")
+        if session_id and not await sessions.belongs_to(server_path, session_id, principal):
+            return await forwarding.json_answer(
+                send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
+            )
+        checked, body = None, b""
         if method == "POST":
             raw = await _read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
-            try:
-                checked = messages.check_body(json_loads(raw), principal, server_path)
-            except InputRejected as rejected:
-                code = messages.PARSE_ERROR if rejected.unparsable else messages.INVALID_REQUEST
-                return await forwarding.json_answer(
-                    send, 400, messages.error_message(None, code, str(rejected))
-                )
-            except messages.BodyRefused as refused:
-                return await forwarding.json_answer(
-                    send, 400, messages.error_message(None, refused.code, str(refused))
-                )
-            if target.endpoint == "messages" and checked.denied:
-                # SSE transport: answers travel on a stream another process may hold, so a denied request
-                # goes to the server as a method it does not have; its error answers the same id there.
-                checked.forward += [messages.stand_in(denied) for denied in checked.denied]
-                checked.denied = []
-            if not checked.forward:
-                if not checked.denied:
-                    return await forwarding.json_answer(send, 202, None)
-                return await forwarding.json_answer(
-                    send, 200, checked.denied if checked.batch else checked.denied[0]
-                )
-            body = checked.forward_body()
-        else:
-            if not principal.allows_mcp(server_path, "initialize"):
-                raise routing.Refusal(
-                    403,
-                    ErrorCode.PERMISSION_DENIED,
-                    f"'{principal.username}' may not use server '{server_path}'.",
-                )
-            if target.endpoint == "sse":
-                checked = messages.stream_checks()
+            checked, answer = _check(scope, raw, principal, server_path, target.endpoint)
+            if answer is not None:
+                return await forwarding.json_answer(send, *answer)
+            body = checked.forward_body(raw)
+        elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
+            raise routing.Refusal(
+                403,
+                ErrorCode.PERMISSION_DENIED,
+                f"'{principal.username}' may not use server '{server_path}'.",
+            )
         offered = handoff.offered(_header(scope, handoff.HEADER))
-        if handoff.can_hand_off(route.server, offered, target.endpoint, checked):
+        if handoff.can_hand_off(route.server, offered, target.endpoint, checked, method):
             tool = checked.calls[0][1] if checked is not None and checked.calls else None
-            headers = handoff.redirect_headers(route.server, scope.get("query_string", b""), principal, tool)
-            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            redirect = handoff.redirect_headers(route.server, query, principal, tool)
+            await send({"type": "http.response.start", "status": 200, "headers": redirect})
             return await send({"type": "http.response.body", "body": b""})
-        headers = {
-            name: value for name in FORWARDED_REQUEST_HEADERS if (value := _header(scope, name.encode()))
-        }
-        headers.update(route.server.headers or {})
-        outbound = forwarding.Outbound(method=method, url=url, headers=headers, body=body)
-        await forwarding.forward(receive, send, route, outbound, checked, target.endpoint)
+        outbound_headers = headers.forwarded_request_headers(scope)
+        outbound_headers.update(route.server.headers or {})
+        outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
+        with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
+            await forwarding.forward(receive, send, route, outbound, checked, target.endpoint)
+        if method == "DELETE" and session_id:
+            await sessions.unbind(server_path, session_id)
+
+
+def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):
+    """(the checked body, None), or (None, (status, the JSON-RPC answer the gateway gives itself))."""
+    try:
+        payload = json_loads(raw)
+        batch, read = jsonrpc.read(payload)
+    except InputRejected as rejected:
+        code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
+        return None, (400, jsonrpc.error_message(None, code, str(rejected)))
+    except jsonrpc.BodyRefused as refused:
+        return None, (400, jsonrpc.error_message(None, refused.code, str(refused)))
+    if problem := headers.protocol_disagreement(scope, batch, read):
+        request_id = read[0].raw.get("id") if len(read) == 1 else None
+        return None, (400, jsonrpc.error_message(request_id, jsonrpc.HEADER_MISMATCH, problem))
+    checked = messages.check_messages(batch, read, principal, server_path)
+    if endpoint == "messages" and checked.denied:
+        messages.stand_in_denied(checked)
+    if not checked.forward:
+        if not checked.denied:
+            return None, (202, None)
+        return None, (200, checked.denied if checked.batch else checked.denied[0])
+    return checked, None

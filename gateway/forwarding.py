@@ -12,13 +12,13 @@ import time
 from dataclasses import dataclass
 from functools import partial
 
-from gateway import messages, sse_sessions, telemetry, upstream
+from django.conf import settings
+
+from gateway import headers, messages, sessions, streams, telemetry, upstream
 from gateway.routing import Refusal, Route
 from registry_site.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
-
-FORWARDED_RESPONSE_HEADERS = ("content-type", "mcp-session-id", "mcp-protocol-version", "cache-control")
 
 
 @dataclass(frozen=True)
@@ -92,31 +92,46 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
 
 async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple[int, set]:
     """Stream the server's answer to the client (tool lists filtered, denials added); returns the bytes
-    sent and the ids the server answered with errors."""
+    sent and the ids the server answered with errors. Only what must change is read whole, and only up
+    to GATEWAY_MAX_REWRITE_BYTES; everything else goes on as it arrives."""
     principal, server_path = route.principal, route.server.path
     content_type = response.headers.get("content-type", "")
     status = response.status
-    headers = [
-        (name.encode(), response.headers[name].encode("latin-1"))
-        for name in FORWARDED_RESPONSE_HEADERS
-        if name in response.headers
-    ]
-    if checked is not None and content_type.startswith("application/json"):
-        body, failed = messages.merged_json(await response.read(), checked, principal, server_path)
-        headers.append((b"content-length", str(len(body)).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
+    answer_headers = headers.forwarded_response_headers(response.headers)
+    session_id = response.headers.get("mcp-session-id")
+    if checked is not None and checked.opens_session and session_id and status < 400:
+        await sessions.bind(server_path, session_id, principal)  # before the client can use it
+    filtering = checked is None or checked.rewrites or endpoint != "mcp"
+    limit = settings.GATEWAY_MAX_REWRITE_BYTES
+    if content_type.startswith("application/json") and filtering:
+        body = await _read_bounded(response, limit)
+        denied = checked.denied if checked is not None else []
+        if body is None:
+            errors = messages.too_large(checked, limit) if checked is not None else []
+            await json_answer(
+                send, 200, errors if checked is not None and checked.batch else errors[:1] or None
+            )
+            return 0, set()
+        body, failed = messages.merged_json(body, denied, principal, server_path)
+        answer_headers = [(k, v) for k, v in answer_headers if k != b"content-length"]
+        answer_headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": answer_headers})
         await send({"type": "http.response.body", "body": body})
         return len(body), failed
     if checked is not None and checked.denied and status == 202:
         await json_answer(send, 200, checked.denied if checked.batch else checked.denied[0])
         return 0, set()
     reader = None
-    if checked is not None and content_type.startswith("text/event-stream"):
+    if content_type.startswith("text/event-stream"):
         rewrite = None
         if endpoint == "sse":
-            rewrite = partial(sse_sessions.rewrite_endpoint, server_path, route.server.proxy_pass_url)
-        reader = messages.SseRewriter(checked, principal, server_path, endpoint=rewrite)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+            rewrite = partial(sessions.rewrite_endpoint, server_path, route.server.proxy_pass_url, principal)
+        reader = streams.EventStream(
+            principal, server_path, filtering=filtering, limit=limit, endpoint=rewrite
+        )
+    elif content_type.startswith("application/json"):
+        reader = _JsonScan()
+    await send({"type": "http.response.start", "status": status, "headers": answer_headers})
     sent = 0
     async for chunk in response.content.iter_any():
         out = reader.feed(chunk) if reader else chunk
@@ -124,10 +139,41 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
             sent += len(out)
             await send({"type": "http.response.body", "body": out, "more_body": True})
     tail = reader.close() if reader else b""
-    if reader and checked.denied:
-        tail += b"".join(messages.sse_event(denied) for denied in checked.denied)
+    if checked is not None and checked.denied:
+        tail += b"".join(streams.sse_event(denied) for denied in checked.denied)
     await send({"type": "http.response.body", "body": tail})
     return sent + len(tail), reader.failed if reader else set()
+
+
+async def _read_bounded(response, limit: int) -> bytes | None:
+    """The whole answer, or None when it is longer than `limit` (the rest is not read)."""
+    body = bytearray()
+    async for chunk in response.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+class _JsonScan:
+    """A JSON answer passed on unchanged as it arrives; read at its end for failed ids when small."""
+
+    def __init__(self):
+        self.head = bytearray()
+        self.failed: set = set()
+
+    def feed(self, chunk: bytes) -> bytes:
+        if len(self.head) <= streams.SCAN_LIMIT:
+            self.head += chunk
+        return chunk
+
+    def close(self) -> bytes:
+        if len(self.head) <= streams.SCAN_LIMIT:
+            try:
+                self.failed = messages.failed_ids(json.loads(self.head))
+            except ValueError:
+                pass
+        return b""
 
 
 async def _measure(

@@ -11,7 +11,8 @@ nginx offers the handoff in the `X-Gateway-Handoff` header: the upstream groups 
 defines, signed with SECRET_KEY at generation, so a client cannot ask for a handoff and a server added
 since the configuration was written is served by the gateway until it is regenerated. A request the
 gateway must change on the way is never handed off: tool lists (filtered to the caller's tools), denied
-calls (answered here), servers with outbound headers (kept out of nginx's files), the SSE transport.
+calls (answered here), servers with outbound headers (kept out of nginx's files), the SSE transport, GET
+streams (filtered like every stream) and `initialize` (its session is bound to the caller).
 """
 
 from __future__ import annotations
@@ -68,15 +69,17 @@ def identity_headers(principal: Principal, server_name: str, tool: str | None) -
     }
 
 
-def can_hand_off(server: Server, offered_names: frozenset[str], endpoint: str, checked) -> bool:
-    """Whether nginx may carry this request: it goes to the server exactly as the client sent it."""
+def can_hand_off(server: Server, offered_names: frozenset[str], endpoint: str, checked, method: str) -> bool:
+    """Whether nginx may carry this request: it goes to the server exactly as the client sent it, and
+    its answer needs nothing from the gateway. GET streams stay (every stream is filtered: a resumption
+    may replay a tool list), and so does `initialize` (its answer's session is bound to the caller)."""
     if not offered_names or endpoint != "mcp" or server.headers:
         return False
     if upstream_name(server.proxy_pass_url) not in offered_names:
         return False
     if checked is None:
-        return True  # the session's GET stream or its DELETE
-    return checked.untouched
+        return method == "DELETE"  # the end of a session
+    return checked.untouched and not checked.rewrites and not checked.opens_session
 
 
 def redirect_headers(server: Server, query: bytes, principal: Principal, tool: str | None) -> list:

@@ -1,7 +1,7 @@
-"""The JSON-RPC side of the gateway: every message of a POST (a batch included) is checked with the one
-rule, `Principal.allows_mcp(server, method, tool)`; a denied request is answered by the gateway with a
-JSON-RPC error and never forwarded; a `tools/list` result is cut to the tools the caller may call, in
-JSON and in SSE answers alike."""
+"""What the gateway does with the messages of a request and its answer: every message of a POST (a batch
+included) judged by the one rule (`gateway/jsonrpc.allowed`); a denied request answered by the gateway
+with a JSON-RPC error and never forwarded; and every tool list in an answer cut to the tools the caller
+may call, whatever carries it (a JSON answer, a POST's event stream, a GET stream, a resumption)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
-
-FORBIDDEN = -32001  # a server-defined JSON-RPC error code: the caller may not do this
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-TOOLS_CALL = "tools/call"
-TOOLS_LIST = "tools/list"
-EVERY_ANSWER = (
-    "*"  # in `tool_lists`: cut every tool list (an SSE-transport stream, whose requests went elsewhere)
-)
-
-
-def rule_method(method: str) -> str:
-    """The method a scope rule is matched against. Notifications and pings belong to the session: who
-    may initialize it may send them."""
-    if method.startswith("notifications/") or method == "ping":
-        return "initialize"
-    return method
-
-
-def error_message(request_id, code: int, message: str) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+from gateway import jsonrpc
 
 
 @dataclass
@@ -43,103 +23,98 @@ class Checked:
     tool_lists: set = field(default_factory=set)
     calls: list[tuple[str, str | None]] = field(default_factory=list)  # (method, tool) of forwarded requests
     call_ids: list = field(default_factory=list)  # their ids (as `id_key` gives them), in the same order
-    client_name: str = ""  # clientInfo.name of a forwarded `initialize`
+    client_name: str = ""  # clientInfo.name of a forwarded `initialize` (or a 2026-07-28 request's _meta)
     dropped: int = 0  # denied notifications: nobody to answer, not forwarded
+    opens_session: bool = False  # an `initialize` is forwarded: the answer may name a new session
+    stand_ins: int = 0  # SSE transport: denied requests forwarded as a method no server has
 
     @property
     def untouched(self) -> bool:
-        """Whether the server may receive the body exactly as the client sent it, and answer it as is."""
-        return not self.denied and not self.dropped and not self.tool_lists
+        """Whether the server may receive the body exactly as the client sent it."""
+        return not self.denied and not self.dropped and not self.stand_ins
 
-    def forward_body(self) -> bytes:
+    @property
+    def rewrites(self) -> bool:
+        """Whether the answer must be read and changed on its way (tool lists cut, denials added)."""
+        return bool(self.tool_lists or self.denied)
+
+    def forward_body(self, raw: bytes) -> bytes:
+        if self.untouched:
+            return raw
         payload = self.forward if self.batch else self.forward[0]
         return json.dumps(payload, separators=(",", ":")).encode()
 
 
-class BodyRefused(ValueError):
-    """A body the gateway cannot judge: not JSON, or not JSON-RPC. Answered with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
+def _client_name(message: jsonrpc.Message) -> str:
+    params = message.raw.get("params")
+    if not isinstance(params, dict):
+        return ""
+    info = params.get("clientInfo")
+    if info is None and isinstance(params.get("_meta"), dict):  # 2026-07-28: clientInfo rides in _meta
+        info = params["_meta"].get("io.modelcontextprotocol/clientInfo")
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def check_body(payload, principal: Principal, server_path: str) -> Checked:
     """Sort each message of a decoded POST body into forwarded or denied."""
-    batch = isinstance(payload, list)
-    messages = payload if batch else [payload]
-    if not messages or not all(isinstance(message, dict) for message in messages):
-        raise BodyRefused(
-            INVALID_REQUEST, "The body must be a JSON-RPC message or a non-empty batch of them."
-        )
+    return check_messages(*jsonrpc.read(payload), principal, server_path)
+
+
+def check_messages(batch: bool, messages, principal: Principal, server_path: str) -> Checked:
+    """Sort each message read from a POST body (`jsonrpc.read`) into forwarded or denied."""
     checked = Checked(batch=batch)
     for message in messages:
-        method = message.get("method")
-        if method is None:  # a client's answer to a server's request: part of a session it may use
-            checked.forward.append(message)
-            continue
-        if not isinstance(method, str):
-            raise BodyRefused(INVALID_REQUEST, "A JSON-RPC method must be a string.")
-        params = message.get("params")
-        tool = params.get("name") if method == TOOLS_CALL and isinstance(params, dict) else None
-        if method == TOOLS_CALL and not isinstance(tool, str):
-            tool = None
-        allowed = principal.allows_mcp(server_path, rule_method(method), tool)
-        if allowed:
-            checked.forward.append(message)
-            if "id" in message:
-                checked.calls.append((method, tool))
-                checked.call_ids.append(id_key(message["id"]))
-                if method == TOOLS_LIST:
-                    checked.tool_lists.add(id_key(message["id"]))
-                if method == "initialize" and isinstance(params, dict):
-                    info = params.get("clientInfo")
-                    name = info.get("name") if isinstance(info, dict) else None
-                    checked.client_name = name if isinstance(name, str) else ""
-        elif "id" not in message:  # a denied notification has nobody to answer
+        if jsonrpc.allowed(principal, server_path, message):
+            checked.forward.append(message.raw)
+            if message.kind != "request":
+                continue
+            checked.calls.append((message.method, message.tool))
+            checked.call_ids.append(jsonrpc.id_key(message.raw["id"]))
+            if message.method == jsonrpc.TOOLS_LIST:
+                checked.tool_lists.add(jsonrpc.id_key(message.raw["id"]))
+            checked.opens_session |= message.method == jsonrpc.INITIALIZE
+            checked.client_name = checked.client_name or _client_name(message)
+        elif not message.has_id:  # a denied notification has nobody to answer
             checked.dropped += 1
         else:
-            target = f"tool '{tool}'" if method == TOOLS_CALL else f"'{method}'"
+            code = jsonrpc.INVALID_REQUEST if message.kind == "invalid" else jsonrpc.FORBIDDEN
             checked.denied.append(
-                error_message(
-                    message["id"],
-                    FORBIDDEN,
-                    f"Access denied: '{principal.username}' may not call {target} on server '{server_path}'.",
+                jsonrpc.error_message(
+                    message.raw["id"], code, jsonrpc.denial(principal, server_path, message)
                 )
             )
     return checked
 
 
-def id_key(request_id) -> str:
-    return json.dumps(request_id)
-
-
-def filter_answer(message, checked: Checked, principal: Principal, server_path: str):
-    """A decoded answer with every tools/list result cut to the tools the caller may call."""
+def filter_answer(message, principal: Principal, server_path: str):
+    """A decoded answer with every tool list cut to the tools the caller may call. Every result that
+    carries `tools` is cut, whichever request it answers: a replayed or foreign answer is never trusted."""
     if isinstance(message, list):
-        return [filter_answer(item, checked, principal, server_path) for item in message]
+        filtered = [filter_answer(item, principal, server_path) for item in message]
+        return message if all(a is b for a, b in zip(filtered, message, strict=True)) else filtered
     if not isinstance(message, dict):
         return message
-    if EVERY_ANSWER not in checked.tool_lists and id_key(message.get("id")) not in checked.tool_lists:
-        return message
     result = message.get("result")
-    if isinstance(result, dict) and isinstance(result.get("tools"), list):
-        tools = [
-            tool
-            for tool in result["tools"]
-            if isinstance(tool, dict) and principal.allows_mcp(server_path, TOOLS_CALL, tool.get("name"))
-        ]
-        message = {**message, "result": {**result, "tools": tools}}
-    return message
+    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+        return message
+    tools = [
+        tool
+        for tool in result["tools"]
+        if isinstance(tool, dict)
+        and isinstance(tool.get("name"), str)
+        and principal.allows_mcp(server_path, jsonrpc.TOOLS_CALL, tool["name"])
+    ]
+    return {**message, "result": {**result, "tools": tools}}
 
 
 def failed_ids(message) -> set:
     """The ids of the error answers in a decoded answer (or batch of answers)."""
     answers = message if isinstance(message, list) else [message]
-    return {id_key(a.get("id")) for a in answers if isinstance(a, dict) and "error" in a}
+    return {jsonrpc.id_key(a.get("id")) for a in answers if isinstance(a, dict) and "error" in a}
 
 
-def merged_json(body: bytes, checked: Checked, principal: Principal, server_path: str) -> tuple[bytes, set]:
+def merged_json(body: bytes, denied: list[dict], principal: Principal, server_path: str) -> tuple[bytes, set]:
     """A JSON answer of the server, tool lists filtered and the gateway's denials added; and the ids the
     server answered with an error."""
     try:
@@ -147,66 +122,29 @@ def merged_json(body: bytes, checked: Checked, principal: Principal, server_path
     except ValueError:
         return body, set()  # not ours to repair: the client sees what the server sent
     failed = failed_ids(answer)
-    filtered = filter_answer(answer, checked, principal, server_path)
-    if checked.denied:
-        filtered = [*(filtered if isinstance(filtered, list) else [filtered]), *checked.denied]
+    filtered = filter_answer(answer, principal, server_path)
+    if denied:
+        filtered = [*(filtered if isinstance(filtered, list) else [filtered]), *denied]
     if filtered is answer:
         return body, failed
     return json.dumps(filtered, separators=(",", ":")).encode(), failed
 
 
-def sse_event(message) -> bytes:
-    return b"event: message\ndata: " + json.dumps(message, separators=(",", ":")).encode() + b"\n\n"
-
-
-class SseRewriter:
-    """Reads an SSE answer event by event: tool lists filtered, error answers noted (`failed`),
-    everything else passed byte for byte. Feed it chunks; it returns what can be sent so far."""
-
-    def __init__(self, checked: Checked, principal: Principal, server_path: str, endpoint=None):
-        self.checked, self.principal, self.server_path = checked, principal, server_path
-        self.pending = b""
-        self.failed: set = set()
-        self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
-
-    def feed(self, chunk: bytes) -> bytes:
-        self.pending += chunk.replace(b"\r\n", b"\n")
-        out = []
-        while b"\n\n" in self.pending:
-            event, self.pending = self.pending.split(b"\n\n", 1)
-            out.append(self._event(event) + b"\n\n")
-        return b"".join(out)
-
-    def close(self) -> bytes:
-        rest, self.pending = self.pending, b""
-        return rest
-
-    def _event(self, event: bytes) -> bytes:
-        lines = event.split(b"\n")
-        data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
-        if self.endpoint is not None and b"event: endpoint" in lines:
-            return b"event: endpoint\ndata: " + self.endpoint(data)
-        try:
-            message = json.loads(data) if data else None
-        except ValueError:
-            return event
-        self.failed |= failed_ids(message)
-        filtered = filter_answer(message, self.checked, self.principal, self.server_path)
-        if filtered is message:
-            return event
-        others = [line for line in lines if not line.startswith(b"data:")]
-        return b"\n".join([*others, b"data: " + json.dumps(filtered, separators=(",", ":")).encode()])
-
-
-def stream_checks() -> Checked:
-    """The checks of an SSE-transport stream: no requests of its own, every tool list cut."""
-    return Checked(batch=False, tool_lists={EVERY_ANSWER})
+def too_large(checked: Checked, limit: int) -> list[dict]:
+    """The errors that answer a POST whose answer had to be rewritten but outgrew `limit` bytes."""
+    text = f"The server's answer is larger than the gateway's limit of {limit} bytes for answers it filters."
+    errors = [
+        jsonrpc.error_message(json.loads(key), jsonrpc.INTERNAL_ERROR, text) for key in checked.call_ids
+    ]
+    return errors + checked.denied
 
 
 DENIED_METHOD = "gateway/denied"
 
 
-def stand_in(denied: dict) -> dict:
-    """A request no server implements, in place of a denied one (SSE transport): the server answers its
-    id with "method not found" on the stream, so the client is not left waiting."""
-    return {"jsonrpc": "2.0", "id": denied["id"], "method": DENIED_METHOD}
+def stand_in_denied(checked: Checked) -> None:
+    """SSE transport: answers travel on a stream another process may hold, so each denied request goes
+    to the server as a method no server implements; its "method not found" answers the same id there,
+    so the client is not left waiting."""
+    checked.forward += [{"jsonrpc": "2.0", "id": d["id"], "method": DENIED_METHOD} for d in checked.denied]
+    checked.stand_ins, checked.denied = len(checked.denied), []

@@ -22,9 +22,15 @@ validate_http_url = URLValidator(
 )
 
 
+WILDCARDS = ("*", "all")  # in scope rules: every server (`*`) or every path (`all`); never a path
+
+
 def normalize_path(value: str) -> str:
-    """Trim, lower-case, add the leading `/` and drop a trailing one; the result still needs validating."""
+    """Trim, lower-case, add the leading `/` and drop a trailing one; the result still needs validating.
+    The one spelling of a path everywhere (servers, agents, scope rules, requests); the wildcards stay."""
     value = str(value).strip().lower()
+    if value in WILDCARDS:
+        return value
     if value and not value.startswith("/"):
         value = f"/{value}"
     if len(value) > 1 and value.endswith("/"):

@@ -13,9 +13,10 @@ from django.db import IntegrityError, transaction
 from accounts.choices import GROUP_SCOPE_PREFIX, SYSTEM_GROUPS, AuditAction, UiPermission, group_scope_name
 from accounts.idp_admin import IdpError, KeycloakAdmin
 from accounts.models import IdpGroupMapping, Scope, User
-from accounts.principal import ALL, ANY, normalize_path
+from accounts.principal import ALL, ANY
 from accounts.services.audit import audit_event_record
 from registry_site.errors import ErrorCode
+from registry_site.validators import normalize_path
 
 GROUP_NAME_MAX_LENGTH = 150 - len(GROUP_SCOPE_PREFIX)  # the group's own scope name must fit Scope.name
 

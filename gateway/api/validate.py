@@ -21,6 +21,7 @@ from accounts.authentication import (
     report_auth_request,
 )
 from accounts.principal import Principal
+from gateway import jsonrpc
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
 from registry_site.errors import ApiError, ErrorCode
@@ -73,10 +74,10 @@ def _target(request) -> tuple[str, bool]:
 SESSION_METHODS = ("GET", "DELETE")  # an MCP session's stream and its end: no JSON-RPC body
 
 
-def _calls(request) -> list[tuple[str, str | None]]:
-    """The (method, tool) of every message of the call, from X-Body or the request body, whatever its
-    Content-Type. Without a body it refuses to guess: only a GET or DELETE (X-Original-Method) is judged
-    as the session itself (`initialize`)."""
+def _messages(request) -> list[jsonrpc.Message]:
+    """Every message of the call, read by the gateway's one reader (gateway/jsonrpc.py) from X-Body or
+    the request body, whatever its Content-Type. Without a body it refuses to guess: only a GET or DELETE
+    (X-Original-Method) is judged, as the session itself (`initialize`)."""
     raw = request.headers.get("X-Body")
     if raw is None:
         raw = request.body.decode("utf-8", errors="replace")
@@ -85,7 +86,7 @@ def _calls(request) -> list[tuple[str, str | None]]:
     if not raw.strip():
         original_method = request.headers.get("X-Original-Method", "").upper()
         if original_method in SESSION_METHODS:
-            return [("initialize", None)]
+            return [jsonrpc.Message(raw={}, kind="request", method=jsonrpc.INITIALIZE)]
         raise ApiError(
             400,
             ErrorCode.BAD_REQUEST,
@@ -93,25 +94,12 @@ def _calls(request) -> list[tuple[str, str | None]]:
             "for a GET or DELETE.",
         )
     try:
-        payload = json_loads(raw)
+        return jsonrpc.read(json_loads(raw))[1]
     except InputRejected as rejected:
         detail = "The body is not valid JSON." if rejected.unparsable else f"The body is refused: {rejected}"
         raise ApiError(400, ErrorCode.BAD_REQUEST, detail) from None
-    messages = payload if isinstance(payload, list) else [payload]
-    if not messages:
-        raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is an empty JSON-RPC batch.")
-    calls = []
-    for message in messages:
-        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-            raise ApiError(400, ErrorCode.BAD_REQUEST, "The body is not a JSON-RPC request with a method.")
-        tool = None
-        if message["method"] == "tools/call":
-            params = message.get("params")
-            tool = params.get("name") if isinstance(params, dict) else None
-            if not isinstance(tool, str) or not tool:
-                raise ApiError(400, ErrorCode.BAD_REQUEST, "tools/call needs params.name, the tool to call.")
-        calls.append((message["method"], tool))
-    return calls
+    except jsonrpc.BodyRefused as refused:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, str(refused)) from None
 
 
 def _metric_server(request) -> str:
@@ -165,20 +153,19 @@ class ValidateView(APIView):
     def check(self, request, principal: Principal) -> Response:
         server_path, enabled = _target(request)
         server_name = server_path.lstrip("/")
-        calls = _calls(request)
-        for method, tool in calls:
-            if not principal.allows_mcp(server_path, method, tool):
-                target = f"tool '{tool}' on server '{server_name}'" if tool else f"server '{server_name}'"
+        messages = _messages(request)
+        for message in messages:
+            if message.kind == "invalid":
+                raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_name, message))
+            if not jsonrpc.allowed(principal, server_path, message):
                 raise ApiError(
-                    403,
-                    ErrorCode.PERMISSION_DENIED,
-                    f"Access denied: '{principal.username}' may not call '{method}' on {target}.",
+                    403, ErrorCode.PERMISSION_DENIED, jsonrpc.denial(principal, server_name, message)
                 )
         if not enabled:
             raise ApiError(
                 403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
             )
-        method, tool = calls[0]
+        method, tool = messages[0].method, messages[0].tool
         headers = identity_headers(principal, server_name, tool)
         body = {
             "valid": True,

@@ -163,11 +163,18 @@ REGISTRY_SERVICE_NAME = "mcp-gateway-registry"
 REGISTRY_NAMESPACE = env.str("REGISTRY_NAMESPACE", default="mcpgateway")
 # Public base URL of the gateway (what MCP clients connect to); unset: the URL the request came in on.
 GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="").rstrip("/")
-# The built-in gateway (gateway): upstream timeouts (a read may wait this long for the next
-# bytes of an answer or stream) and connections pooled per web process.
+# The built-in gateway (gateway/): upstream timeouts (a read may wait this long for the next
+# bytes of an answer or stream); open exchanges per server origin and per caller, each per web process
+# (gateway/limits.py: the one over its share gets 429 at once); the largest answer it reads whole to
+# filter tool lists (gateway/streams.py); origins of browser pages allowed besides ALLOWED_HOSTS.
 GATEWAY_CONNECT_TIMEOUT_SECONDS = env.float("GATEWAY_CONNECT_TIMEOUT_SECONDS", default=5.0)
 GATEWAY_TIMEOUT_SECONDS = env.float("GATEWAY_TIMEOUT_SECONDS", default=300.0)
 GATEWAY_MAX_CONNECTIONS = env.int("GATEWAY_MAX_CONNECTIONS", default=100)
+GATEWAY_MAX_STREAMS_PER_CALLER = env.int("GATEWAY_MAX_STREAMS_PER_CALLER", default=32)
+GATEWAY_MAX_REWRITE_BYTES = env.int("GATEWAY_MAX_REWRITE_BYTES", default=16 * 1024 * 1024)
+GATEWAY_ALLOWED_ORIGINS = [
+    origin.strip().rstrip("/").lower() for origin in env.list("GATEWAY_ALLOWED_ORIGINS", default=[])
+]
 DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)

@@ -280,7 +280,8 @@ DENIED_NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         (CALL_ADD, "mcp", {"X-Key": "k"}, True, False),  # outbound headers stay out of nginx
         (CALL_ADD, "messages", {}, True, False),  # the SSE transport
         (CALL_ADD, "mcp", {}, False, False),  # an origin the configuration does not know
-        (None, "mcp", {}, True, True),  # the session's GET stream
+        (None, "mcp", {}, True, False),  # the session's GET stream: filtered by the gateway
+        (INITIALIZE, "mcp", {}, True, False),  # the session it opens is bound to the caller
     ],
 )
 def test_only_requests_that_travel_unchanged_are_handed_to_nginx(
@@ -294,7 +295,16 @@ def test_only_requests_that_travel_unchanged_are_handed_to_nginx(
         handoff.offer([handoff.upstream_name(server.proxy_pass_url) if offered else "mcp_x"])
     )
 
-    assert handoff.can_hand_off(server, names, endpoint, checked) is expected
+    assert (
+        handoff.can_hand_off(server, names, endpoint, checked, "GET" if body is None else "POST") is expected
+    )
+
+
+def test_the_end_of_a_session_is_handed_to_nginx(member):
+    server = ServerFactory(path="/alpha", proxy_pass_url="http://127.0.0.1:9/mcp")
+    names = handoff.offered(handoff.offer([handoff.upstream_name(server.proxy_pass_url)]))
+
+    assert handoff.can_hand_off(server, names, "mcp", None, "DELETE") is True
 
 
 def test_a_denied_notification_keeps_the_request_with_the_gateway(member, scope_factory):

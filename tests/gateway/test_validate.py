@@ -120,7 +120,7 @@ def test_spoofed_identity_headers_gain_nothing(client, timer):
         (
             "/currenttime/mcp",
             json.dumps({"method": "tools/call", "params": {"name": "shutdown"}}),
-            "Access denied: 'tim' may not call 'tools/call' on tool 'shutdown' on server 'currenttime'.",
+            "Access denied: 'tim' may not call tool 'shutdown' on server 'currenttime'.",
         ),
         ("/weather/mcp", None, "Access denied: 'tim' may not call 'initialize' on server 'weather'."),
         (

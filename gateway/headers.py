@@ -1,0 +1,103 @@
+"""Which headers cross the gateway, and the checks made on them before anything is forwarded.
+
+The rule, both ways: the MCP protocol's own headers (every header whose name starts with `Mcp-`:
+`Mcp-Session-Id`, `MCP-Protocol-Version`, and 2026-07-28's `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`)
+and the content headers of the exchange (`Accept`, `Content-Type`, `Last-Event-ID` on the way in;
+`Content-Type`, `Cache-Control` on the way out). Nothing else: the client's credentials, cookies and
+any identity header stay here, the server's outbound headers are added, and the server's cookies or
+authentication challenges never reach the client.
+
+Before forwarding: the `Host` must be one of ALLOWED_HOSTS and an `Origin`, when a browser sends one,
+one of the registry's hosts or GATEWAY_ALLOWED_ORIGINS (DNS rebinding; the MCP transport requires the
+check). A POST whose protocol headers disagree with its body is refused: the body is what is authorized,
+and a header that says otherwise would let something in front of the server see another request.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from mcp.shared.inbound import decode_header_value  # the protocol's own codec (`=?base64?...?=`)
+
+from gateway import jsonrpc
+
+PROTOCOL_PREFIX = b"mcp-"
+REQUEST_HEADERS = frozenset({b"accept", b"content-type", b"last-event-id"})
+RESPONSE_HEADERS = frozenset({"content-type", "cache-control"})
+ROUTING_HEADERS = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+
+
+def forwarded_request_headers(scope) -> dict[str, str]:
+    """The client's headers that go on to the server (the rule above)."""
+    return {
+        key.decode("latin-1"): value.decode("latin-1")
+        for key, value in scope.get("headers", [])
+        if key in REQUEST_HEADERS or key.startswith(PROTOCOL_PREFIX)
+    }
+
+
+def forwarded_response_headers(headers) -> list[tuple[bytes, bytes]]:
+    """The server's answer headers that go on to the client (the rule above)."""
+    return [
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in headers.items()
+        if name.lower() in RESPONSE_HEADERS or name.lower().startswith("mcp-")
+    ]
+
+
+def _values(scope, name: bytes) -> list[str]:
+    return [value.decode("latin-1") for key, value in scope.get("headers", []) if key == name]
+
+
+def origin_problem(scope) -> str | None:
+    """Why the request's Host or Origin is not one the gateway serves, or None."""
+    hosts = _values(scope, b"host")
+    domain, _ = split_domain_port(hosts[0] if len(hosts) == 1 else "")
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return "The Host header names no host this registry serves (ALLOWED_HOSTS)."
+    origins = _values(scope, b"origin")
+    if not origins:
+        return None  # not a browser: nothing to rebind
+    origin = origins[0].strip().rstrip("/").lower()
+    if len(origins) == 1 and origin in settings.GATEWAY_ALLOWED_ORIGINS:
+        return None
+    parts = urlsplit(origin)
+    domain, _ = split_domain_port(parts.netloc)
+    if len(origins) == 1 and parts.scheme in ("http", "https") and domain:
+        if validate_host(domain, settings.ALLOWED_HOSTS):
+            return None
+    return "The Origin header names a site this gateway does not serve (GATEWAY_ALLOWED_ORIGINS)."
+
+
+def protocol_disagreement(scope, batch: bool, messages: list[jsonrpc.Message]) -> str | None:
+    """Why a POST's protocol headers disagree with its body, or None (also None without such headers)."""
+    for name in ROUTING_HEADERS:
+        if len(_values(scope, name)) > 1:
+            return f"The {name.decode()} header is sent more than once."
+    method = _values(scope, b"mcp-method")
+    name = _values(scope, b"mcp-name")
+    version = _values(scope, b"mcp-protocol-version")
+    if not (method or name):
+        return _version_disagreement(version, messages)
+    if batch or len(messages) != 1:
+        return "Mcp-Method and Mcp-Name describe one message; this body is a batch."
+    message = messages[0]
+    if method and method[0] != message.method:
+        return "The Mcp-Method header does not match the body's method."
+    if name and decode_header_value(name[0]) != message.target:
+        return "The Mcp-Name header does not match the body's name or uri."
+    return _version_disagreement(version, messages)
+
+
+def _version_disagreement(version: list[str], messages: list[jsonrpc.Message]) -> str | None:
+    if not version:
+        return None
+    for message in messages:
+        params = message.raw.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        stated = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+        if stated is not None and stated != version[0]:
+            return "The MCP-Protocol-Version header does not match the body's protocol version."
+    return None

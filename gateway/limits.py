@@ -1,0 +1,62 @@
+"""Fair shares of a gateway process's upstream exchanges, so one caller cannot make others wait.
+
+Every exchange the gateway carries (a POST's answer, a GET stream, an SSE-transport stream) holds one
+slot of its caller (GATEWAY_MAX_STREAMS_PER_CALLER) and one of its server's origin
+(GATEWAY_MAX_CONNECTIONS, scheme, host and port) while it lasts. The one over its share is answered
+429 with `Retry-After` at once, never queued: the upstream connection pool has no limit of its own
+beyond these, so an exchange within its shares never waits behind anyone else's.
+
+The counts are this process's (each web process has its own connection pool), so the bounds are per
+process; they bound resources, they decide nothing about who may do what.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from gateway.routing import Refusal
+from registry_site.errors import ErrorCode
+
+RETRY_AFTER_SECONDS = 1
+_held: Counter = Counter()
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+@contextmanager
+def slot(caller: str, url: str):
+    """Hold a slot of `caller` and of the server's origin for the exchange; Refusal(429) when either
+    share is used up."""
+    keys = (("caller", caller), ("origin", origin_of(url)))
+    if _held[keys[0]] >= settings.GATEWAY_MAX_STREAMS_PER_CALLER:
+        raise _refusal(
+            f"You have {settings.GATEWAY_MAX_STREAMS_PER_CALLER} MCP exchanges open through this gateway "
+            "process; close one (a GET stream, say) before opening another."
+        )
+    if _held[keys[1]] >= settings.GATEWAY_MAX_CONNECTIONS:
+        raise _refusal("This MCP server has as many open exchanges as the gateway allows it; try again.")
+    for key in keys:
+        _held[key] += 1
+    try:
+        yield
+    finally:
+        for key in keys:
+            _held[key] -= 1
+            if not _held[key]:
+                del _held[key]
+
+
+def _refusal(detail: str) -> Refusal:
+    return Refusal(429, ErrorCode.THROTTLED, detail, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+def held() -> dict:
+    """The slots held now (for tests and diagnostics)."""
+    return dict(_held)

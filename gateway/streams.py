@@ -1,0 +1,132 @@
+"""Server-sent event streams read as the HTML standard defines them: lines end in CRLF, LF or CR alone,
+and an empty line ends an event. Every event stream the gateway carries goes through one `EventStream`:
+
+- `filtering=True` (every GET stream, a resumption with `Last-Event-ID`, the SSE transport, a POST whose
+  answers hold tool lists): events are kept whole until they end, tool lists in them cut to the caller's
+  tools. An event over `limit` bytes is not kept: it is replaced by a JSON-RPC error for its id, so the
+  gateway's memory stays bounded and the client is not left waiting.
+- `filtering=False` (a POST answer with nothing to change): bytes go on as they arrive, unbuffered; only
+  small events are read, to note which requests failed (for metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from accounts.principal import Principal
+from gateway import jsonrpc, messages
+
+SCAN_LIMIT = 64 * 1024  # events read for metrics only when at most this long
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
+
+
+def sse_event(message) -> bytes:
+    return b"event: message\ndata: " + json.dumps(message, separators=(",", ":")).encode() + b"\n\n"
+
+
+class EventStream:
+    """Feed it the server's chunks; it returns what may go to the client so far."""
+
+    def __init__(self, principal: Principal, server_path: str, *, filtering: bool, limit: int, endpoint=None):
+        self.principal, self.server_path = principal, server_path
+        self.filtering, self.limit = filtering or endpoint is not None, limit
+        self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
+        self.failed: set = set()
+        self.rest = b""  # an unfinished line
+        self.lines: list[bytes] = []  # the lines of the unfinished event
+        self.size = 0
+        self.oversized = False
+        self.head = b""  # the first bytes of an oversized event, to find its id
+
+    def feed(self, chunk: bytes) -> bytes:
+        out = [] if self.filtering else [chunk]
+        data = self.rest + chunk
+        position = 0
+        for end in _LINE_END.finditer(data):
+            if end.group() == b"\r" and end.end() == len(data):
+                break  # a CR at the end of the chunk: the next chunk may bring its LF
+            self._line(data[position : end.start()], out)
+            position = end.end()
+        self.rest = data[position:]
+        if len(self.rest) + self.size > self._keep_limit():
+            self._overflow(self.rest)
+            self.rest = self.rest[-1:] if self.rest.endswith(b"\r") else b""
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        out: list[bytes] = []
+        if self.rest:
+            self._line(self.rest.rstrip(b"\r"), out)
+            self.rest = b""
+        if self.lines or self.oversized:
+            self._line(b"", out)  # an event the server never ended still ends with the stream
+        return b"".join(out)
+
+    def _keep_limit(self) -> int:
+        return self.limit if self.filtering else SCAN_LIMIT
+
+    def _overflow(self, data: bytes) -> None:
+        if not self.oversized:
+            self.oversized = True
+            self.head = b"\n".join(self.lines)[:4096] + data[:4096]
+            self.lines = []
+
+    def _line(self, line: bytes, out: list[bytes]) -> None:
+        if line:
+            if not self.oversized:
+                self.size += len(line) + 1
+                self.lines.append(line)
+                if self.size > self._keep_limit():
+                    self._overflow(b"")
+            return
+        lines, oversized, head = self.lines, self.oversized, self.head
+        self.lines, self.size, self.oversized, self.head = [], 0, False, b""
+        if oversized:
+            if self.filtering:
+                out.append(self._refused(head))
+            return
+        if lines:
+            event = self._event(lines)
+            if self.filtering:
+                out.append(event + b"\n\n")
+
+    def _refused(self, head: bytes) -> bytes:
+        found = _ID.search(head)
+        if found is None:
+            return b""
+        request_id = json.loads(found.group(1))
+        text = f"An event of the server is larger than the gateway's limit of {self.limit} bytes."
+        return sse_event(jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, text))
+
+    def _event(self, lines: list[bytes]) -> bytes:
+        event = b"\n".join(lines)
+        data = b"\n".join(_value(line) for line in lines if line.startswith(b"data:") or line == b"data")
+        if self.endpoint is not None and any(
+            _field(line) == b"event" and _value(line) == b"endpoint" for line in lines
+        ):
+            return b"event: endpoint\ndata: " + self.endpoint(data)
+        if not data:
+            return event
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return event
+        self.failed |= messages.failed_ids(message)
+        if not self.filtering:
+            return event
+        filtered = messages.filter_answer(message, self.principal, self.server_path)
+        if filtered is message:
+            return event
+        others = [line for line in lines if _field(line) != b"data"]
+        return b"\n".join([*others, b"data: " + json.dumps(filtered, separators=(",", ":")).encode()])
+
+
+def _field(line: bytes) -> bytes:
+    return line.partition(b":")[0]
+
+
+def _value(line: bytes) -> bytes:
+    value = line.partition(b":")[2]
+    return value[1:] if value.startswith(b" ") else value
