@@ -44,9 +44,11 @@ logger = logging.getLogger(__name__)
 DETAIL_MAX_LENGTH = 300
 MAX_TOOL_PAGES = 100  # a server whose cursors never end cannot keep a check busy past this many pages
 
-# `initialize` is the handshake every released MCP server accepts (1.x and 2.x alike). The SDK's
-# default, "auto", first probes the 2026-07-28 `server/discover` and falls back to `initialize`.
-CONNECT_MODE = "legacy"
+# Every protocol revision from 2025-03-26 to 2026-07-28: the SDK's "auto" first asks the stateless
+# revision's `server/discover` and falls back to the `initialize` handshake when the server does not
+# speak it (an older server refuses the probe, which is no failure of the server's).
+CONNECT_MODE = "auto"
+DISCOVER_METHOD = "server/discover"
 
 AUTH_STATUSES = (401, 403)
 MCP_CONTENT_TYPES = ("application/json", "text/event-stream")
@@ -82,7 +84,7 @@ class _HttpWatch:
     async def on_response(self, response: httpx2.Response) -> None:
         method = response.request.method
         watched = ("POST", "GET") if self.transport == Transport.SSE else ("POST",)
-        if method not in watched:
+        if method not in watched or response.request.headers.get("mcp-method") == DISCOVER_METHOD:
             return
         if response.status_code >= 400:
             if self.error_status is None:

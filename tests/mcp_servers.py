@@ -11,6 +11,7 @@ the test files fast. A test module imports the `*_fixture` functions to use them
 the name without the suffix, so test arguments do not shadow the import.
 """
 
+import json
 import socket
 import threading
 import time
@@ -194,6 +195,83 @@ def paginating_app():
     return Server("Paged Tools", on_list_tools=list_tools).streamable_http_app()
 
 
+# --- servers of one protocol era ---------------------------------------------------------------------
+
+MODERN = "2026-07-28"
+
+
+def _header(scope, name: bytes) -> str | None:
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == name), None)
+
+
+def modern_only_app():
+    """A server that speaks only 2026-07-28: it refuses the `initialize` handshake (any request without
+    that protocol version header) with -32022, naming the one version it serves, as such servers do."""
+    app = time_tools(MCPServer("Modern Time", log_level="WARNING")).streamable_http_app()
+
+    async def modern_only(scope, receive, send):
+        if scope["type"] == "http" and _header(scope, b"mcp-protocol-version") != MODERN:
+            if scope["method"] != "POST":
+                return await PlainTextResponse("Method Not Allowed", status_code=405)(scope, receive, send)
+            error = {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": [MODERN], "requested": _header(scope, b"mcp-protocol-version")},
+            }
+            response = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+            return await response(scope, receive, send)
+        return await app(scope, receive, send)
+
+    return modern_only
+
+
+def pinned_version_app(version: str):
+    """A server of the `initialize` era that speaks only `version` (2025-03-26, 2025-06-18, 2025-11-25):
+    its `initialize` answer names that version whatever the client asks, and, like every server before
+    2026-07-28, it knows no `server/discover` (a request outside a session is refused, 400)."""
+    app = time_tools(MCPServer(f"Time {version}", log_level="WARNING")).streamable_http_app()
+
+    async def pinned(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        headers = [(k, v) for k, v in scope["headers"] if k != b"mcp-protocol-version"]
+        stated = _header(scope, b"mcp-protocol-version")
+        if stated not in (None, version) and version != "2025-03-26":
+            response = JSONResponse({"error": f"Unsupported protocol version: {stated}"}, status_code=400)
+            return await response(scope, receive, send)
+        if version != "2025-03-26" and stated is not None:
+            headers.append((b"mcp-protocol-version", stated.encode()))  # 2025-03-26 had no such header
+        if scope["method"] != "POST":
+            return await app({**scope, "headers": headers}, receive, send)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        payload = json.loads(body)
+        if isinstance(payload, dict) and payload.get("method") == "initialize":
+            payload["params"]["protocolVersion"] = version
+        elif _header(scope, b"mcp-session-id") is None:
+            response = JSONResponse({"error": "Bad Request: Missing session ID"}, status_code=400)
+            return await response(scope, receive, send)
+        data = json.dumps(payload).encode()
+        headers = [(k, v) for k, v in headers if k != b"content-length"]
+        headers.append((b"content-length", str(len(data)).encode()))
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        return await app({**scope, "headers": headers}, replay, send)
+
+    return pinned
+
+
 # --- the bad servers --------------------------------------------------------------------------------
 
 HTML_PAGE = "<!doctype html><html><head><title>Welcome</title></head><body>It works!</body></html>"
@@ -282,6 +360,17 @@ def paged_server_fixture():
     running = _serve(paginating_app())
     yield running.url("/mcp")
     running.stop()
+
+
+@pytest.fixture(scope="session", name="era_servers")
+def era_servers_fixture():
+    """URLs of servers that each speak one protocol revision, by revision."""
+    running = {MODERN: _serve(modern_only_app())}
+    for version in ("2025-03-26", "2025-06-18", "2025-11-25"):
+        running[version] = _serve(pinned_version_app(version))
+    yield {version: server.url("/mcp") for version, server in running.items()}
+    for server in running.values():
+        server.stop()
 
 
 @pytest.fixture(scope="session", name="fault_servers")

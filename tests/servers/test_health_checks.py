@@ -22,6 +22,7 @@ from tests.mcp_servers import (  # noqa: F401
     RPC_ERROR_MESSAGE,
     UNSCOPED_TOKEN,
     auth_server_fixture,
+    era_servers_fixture,
     fault_servers_fixture,
     paged_server_fixture,
     sse_server_fixture,
@@ -90,6 +91,18 @@ def test_a_streamable_http_server_is_healthy_and_its_tools_are_stored(time_serve
     assert server.num_tools == 3
     assert stored_tools(server) == TIME_TOOLS
     assert AuditEvent.objects.count() == 0  # a health result is not an operator mutation
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+def test_a_server_of_any_protocol_era_is_healthy_and_its_tools_are_stored(era_servers, version):
+    server = ServerFactory(proxy_pass_url=era_servers[version])
+
+    result = check_and_record(server.pk)
+
+    assert (result.status, result.detail) == ("healthy", "3 tools listed")
+    server.refresh_from_db()
+    assert (server.health_status, server.num_tools) == ("healthy", 3)
+    assert stored_tools(server) == TIME_TOOLS
 
 
 def test_an_sse_server_is_healthy_and_its_tools_are_stored(sse_server):
