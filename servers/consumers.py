@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from accounts.authentication import principal_from_session_key
+from registry_site.untrusted import InputRejected, json_loads
 from servers.live import stats
 from servers.live.entries import public_entry
 from servers.live.publish import GROUP
@@ -72,8 +73,8 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
         try:
-            message = json.loads(text_data if text_data is not None else bytes_data)
-        except (TypeError, ValueError):
+            message = json_loads(text_data if text_data is not None else bytes_data)
+        except InputRejected:
             message = None
         if isinstance(message, dict) and message.get("type") == "ping":
             await self.send_json({"type": "pong"})

@@ -1,7 +1,6 @@
 """Input and output shapes of servers. Input serializers validate shape only (services own the rules)
 and are shared by the dashboard forms and the internal API, so both accept exactly the same input."""
 
-import json
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
@@ -9,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from registry_site.openapi import TEXT_OR_LIST
+from registry_site.untrusted import InputRejected, json_loads
 from registry_site.validators import (
     PATH_MAX_LENGTH,
     normalize_path,
@@ -62,10 +62,11 @@ class JSONTextField(serializers.Field):
         if isinstance(data, str):
             if not data.strip():
                 return None
-            try:
-                return json.loads(data)
-            except ValueError:
-                raise serializers.ValidationError("Must be valid JSON.") from None
+            try:  # the one input rule: storable text, bounded depth (registry_site/untrusted.py)
+                return json_loads(data)
+            except InputRejected as rejected:
+                message = "Must be valid JSON." if rejected.unparsable else str(rejected)
+                raise serializers.ValidationError(message) from None
         return data
 
     def to_representation(self, value):

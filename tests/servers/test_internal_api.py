@@ -332,6 +332,40 @@ def test_register_with_invalid_fields_is_400_with_field_errors_and_changes_nothi
     assert queue.checks == []
 
 
+DEEP = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("headers", '{"X-Key": "a\\u0000b"}', "X-Key: NUL characters are not allowed."),
+        (
+            "headers",
+            '{"X-Key": "\\ud800"}',
+            "X-Key: Text must be valid Unicode (a lone surrogate was found).",
+        ),
+        ("tool_list_json", '[{"name": "n\\u0000"}]', "[0].name: NUL characters are not allowed."),
+        (
+            "tool_list_json",
+            '[{"name": "\\udfff"}]',
+            "[0].name: Text must be valid Unicode (a lone surrogate was found).",
+        ),
+        ("tool_list_json", DEEP, "JSON is nested deeper than 64 levels."),
+        ("headers", DEEP, "JSON is nested deeper than 64 levels."),
+    ],
+)
+def test_json_in_form_fields_follows_the_one_input_rule(client, queue, field, value, message):
+    before = state()
+
+    with queue.capture():
+        response = post(client, "register", {**REGISTER_FORM, field: value})
+
+    body = assert_error(response, 400, "validation_error", "Invalid input.")
+    assert list(body["errors"]) == [field]
+    assert message in body["errors"][field][0]
+    assert state() == before
+
+
 def test_register_with_a_malformed_json_body_is_400(client):
     response = client.post(url("register"), "{", content_type="application/json", headers=ADMIN)
 
