@@ -133,7 +133,11 @@ class Gateway:
                 ErrorCode.PERMISSION_DENIED,
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
-        offered = handoff.offered(_header(scope, handoff.HEADER))
+        offered = (
+            frozenset()
+            if headers.has_param_headers(scope)
+            else handoff.offered(_header(scope, handoff.HEADER))
+        )
         if handoff.can_hand_off(route.server, offered, target.endpoint, checked, method):
             tool = checked.calls[0][1] if checked is not None and checked.calls else None
             redirect = handoff.redirect_headers(route.server, query, principal, tool)

@@ -108,9 +108,8 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
         denied = checked.denied if checked is not None else []
         if body is None:
             errors = messages.too_large(checked, limit) if checked is not None else []
-            await json_answer(
-                send, 200, errors if checked is not None and checked.batch else errors[:1] or None
-            )
+            batch = checked is not None and checked.batch
+            await json_answer(send, 200, errors if batch else (errors[0] if errors else None))
             return 0, set()
         body, failed = messages.merged_json(body, denied, principal, server_path)
         answer_headers = [(k, v) for k, v in answer_headers if k != b"content-length"]

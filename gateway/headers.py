@@ -47,6 +47,12 @@ def forwarded_response_headers(headers) -> list[tuple[bytes, bytes]]:
     ]
 
 
+def has_param_headers(scope) -> bool:
+    """Whether the request carries 2026-07-28 `Mcp-Param-*` headers (nginx cannot name them all, so such a
+    request is never handed to it)."""
+    return any(key.startswith(b"mcp-param-") for key, _ in scope.get("headers", []))
+
+
 def _values(scope, name: bytes) -> list[str]:
     return [value.decode("latin-1") for key, value in scope.get("headers", []) if key == name]
 

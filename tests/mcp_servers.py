@@ -26,6 +26,7 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import EventMessage, EventStore
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -195,6 +196,27 @@ def paginating_app():
     return Server("Paged Tools", on_list_tools=list_tools).streamable_http_app()
 
 
+class MemoryEventStore(EventStore):
+    """Every event of every stream kept in memory, so a client can resume a stream (`Last-Event-ID`)."""
+
+    def __init__(self):
+        self.events: list[tuple[str, str, object]] = []
+
+    async def store_event(self, stream_id, message):
+        event_id = str(len(self.events) + 1)
+        self.events.append((stream_id, event_id, message))
+        return event_id
+
+    async def replay_events_after(self, last_event_id, send_callback):
+        stream = next((s for s, e, _ in self.events if e == last_event_id), None)
+        if stream is None:
+            return None
+        for stream_id, event_id, message in self.events:
+            if stream_id == stream and int(event_id) > int(last_event_id) and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return stream
+
+
 # --- servers of one protocol era ---------------------------------------------------------------------
 
 MODERN = "2026-07-28"
@@ -358,6 +380,17 @@ def auth_server_fixture():
 def paged_server_fixture():
     """URL of a streamable-HTTP MCP server listing PAGED_TOOL_COUNT tools over several pages."""
     running = _serve(paginating_app())
+    yield running.url("/mcp")
+    running.stop()
+
+
+@pytest.fixture(scope="session", name="resumable_server")
+def resumable_server_fixture():
+    """URL of a time server that keeps its events, so streams can be resumed with Last-Event-ID."""
+    app = time_tools(MCPServer("Resumable Time", log_level="WARNING")).streamable_http_app(
+        event_store=MemoryEventStore()
+    )
+    running = _serve(app)
     yield running.url("/mcp")
     running.stop()
 

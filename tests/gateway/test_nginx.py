@@ -62,6 +62,11 @@ def whoami_app():
         names = ("x-user", "x-server-name", "x-tool-name", "authorization", "cookie")
         return json.dumps({name: headers.get(name) for name in names})
 
+    @server.tool()
+    def headers_seen(ctx: Context) -> str:
+        """The names of every header this call arrived with."""
+        return json.dumps(sorted({name.lower() for name in ctx.request_context.request.headers}))
+
     return Counted(server.streamable_http_app())
 
 
@@ -129,6 +134,60 @@ def test_an_allowed_user_lists_and_calls_tools_through_nginx_and_a_forbidden_too
         "authorization": None,
         "cookie": None,
     }
+
+
+# Headers a client might send hoping a server behind the proxy takes them for who is calling.
+SPOOFED = {
+    "Remote-User": "root",
+    "X-Forwarded-User": "root",
+    "X-Remote-User": "root",
+    "X-Auth-Request-User": "root",
+    "X-Auth-Request-Email": "root@example.com",
+    "X-Forwarded-Email": "root@example.com",
+    "X-Groups": "admins",
+    "X-Accel-Redirect": "@elsewhere",
+    "X-Mcp-Upstream": "mcp_000000000000",
+    "X-User": "root",
+    "X-Scopes": "admin",
+    "Cookie": "sessionid=stolen",
+}
+# What a handed-off call may carry: the protocol's and the content's headers, and who is calling.
+HANDED_OFF = {
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-user",
+    "x-username",
+    "x-client-id",
+    "x-scopes",
+    "x-auth-method",
+    "x-server-name",
+    "x-tool-name",
+}
+
+
+def test_after_a_handoff_the_server_gets_no_header_the_client_chose_to_pass_for_identity(
+    front, caller, alpha
+):
+    ServerFactory(path="/alpha", proxy_pass_url=alpha.url("/mcp"))
+    token = caller(rules("/alpha", ["whoami", "headers_seen"]))
+    nginx = front()
+    handed_off = alpha.app.requests
+
+    async def both(client):
+        seen = json.loads((await client.call_tool("headers_seen", {})).content[0].text)
+        return seen, await whoami(client)
+
+    seen, identity = run(nginx.url("/alpha/mcp"), token, both, headers=SPOOFED)
+
+    assert alpha.app.requests > handed_off
+    assert set(seen) <= HANDED_OFF, set(seen) - HANDED_OFF
+    assert identity["x-user"] == "gina" and identity["cookie"] is None
 
 
 @pytest.mark.parametrize(
