@@ -312,7 +312,8 @@ def test_a_tool_list_larger_than_the_rewrite_bound_is_a_json_rpc_error(gateway, 
         "id": 2,
         "error": {
             "code": -32603,
-            "message": "The server's answer is larger than the gateway's limit of 10000 bytes for answers it filters.",
+            "message": "The server's answer is larger than the gateway's limit of 10000 bytes "
+            "for answers it filters.",
         },
     }
 
