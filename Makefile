@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 # A stamp per requirements content: editing a requirements file reinstalls.
 RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt | sha1sum | cut -c1-12)
-TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt tests/oidc/package-lock.json | sha1sum | cut -c1-12)
+NPM_LOCKS := tests/oidc/package-lock.json tests/conformance/package-lock.json
+TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt $(NPM_LOCKS) | sha1sum | cut -c1-12)
 
 # Debian packages the tests run for real, as `command:package`.
 TEST_PEERS := nginx:nginx-light chromium:chromium
@@ -22,10 +23,12 @@ $(RUN_STAMP): $(PY) requirements.txt
 	$(PIP) install --quiet -r requirements.txt
 	@touch $@
 
-$(TEST_STAMP): $(PY) requirements.txt requirements-test.txt tests/oidc/package-lock.json
+$(TEST_STAMP): $(PY) requirements.txt requirements-test.txt $(NPM_LOCKS)
 	@echo "==> installing requirements-test.txt"
 	$(PIP) install --quiet -r requirements-test.txt
+	@echo "==> installing the npm peers of the tests (OIDC provider, MCP conformance suite with Node 22)"
 	npm ci --prefix tests/oidc --no-audit --no-fund --silent
+	npm ci --prefix tests/conformance --no-audit --no-fund --silent
 	@touch $@ $(RUN_STAMP)
 
 # Installs the missing test peers with apt-get as root; otherwise says so (their tests then fail clearly).

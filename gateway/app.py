@@ -18,7 +18,18 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.cache import PRINCIPALS
-from gateway import forwarding, handoff, headers, jsonrpc, limits, messages, paths, routing, sessions
+from gateway import (
+    forwarding,
+    handoff,
+    headers,
+    jsonrpc,
+    limits,
+    messages,
+    ordering,
+    paths,
+    routing,
+    sessions,
+)
 from registry_site.epochs import epochs_async
 from registry_site.errors import ErrorCode, asgi_error
 from registry_site.untrusted import InputRejected, json_loads
@@ -85,6 +96,20 @@ class Gateway:
             pass  # the client went away; nothing to answer
 
     async def serve(self, scope, receive, send, target: paths.GatewayPath) -> None:
+        """The request, kept in its session's order (gateway/ordering.py): noted before any await."""
+        session_id = _header(scope, b"mcp-session-id")
+        if not session_id or target.endpoint != "mcp":
+            return await self.check_and_forward(scope, receive, send, target, None, [])
+        if scope["method"] != "GET":
+            earlier = ordering.streams_before(scope["path"], session_id)
+            return await self.check_and_forward(scope, receive, send, target, None, earlier)
+        opened = ordering.stream_arrived(scope["path"], session_id)
+        try:
+            await self.check_and_forward(scope, receive, send, target, opened, [])
+        finally:
+            ordering.stream_settled(scope["path"], session_id, opened)
+
+    async def check_and_forward(self, scope, receive, send, target, opened, earlier) -> None:
         method = scope["method"]
         allowed = METHODS[target.endpoint]
         if method not in allowed:
@@ -146,8 +171,9 @@ class Gateway:
         outbound_headers = headers.forwarded_request_headers(scope)
         outbound_headers.update(route.server.headers or {})
         outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
+        await ordering.after(earlier)
         with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
-            await forwarding.forward(receive, send, route, outbound, checked, target.endpoint)
+            await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
 

@@ -41,10 +41,13 @@ async def json_answer(send, status: int, payload) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def forward(receive, send, route: Route, outbound: Outbound, checked, endpoint: str) -> None:
-    """Relay the exchange while watching the client; a client that leaves mid-answer stops it."""
+async def forward(
+    receive, send, route: Route, outbound: Outbound, checked, endpoint: str, opened=None
+) -> None:
+    """Relay the exchange while watching the client; a client that leaves mid-answer stops it. `opened`
+    (a GET stream's, gateway/ordering.py) is set once the server has answered with its headers."""
     sender = _Sender(send)
-    relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint))
+    relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint, opened))
     watch = asyncio.create_task(_disconnected(receive))
     done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
     watch.cancel()
@@ -54,7 +57,7 @@ async def forward(receive, send, route: Route, outbound: Outbound, checked, endp
     await relay  # a Refusal raised before the answer started is answered by the caller
 
 
-async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str) -> None:
+async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str, opened) -> None:
     started = time.perf_counter()
     try:
         async with upstream.session().request(
@@ -65,6 +68,8 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
             timeout=upstream.timeout(),
             allow_redirects=False,
         ) as response:
+            if opened is not None:
+                opened.set()
             sent, failed = await _answer(response, send, route, checked, endpoint)
     except upstream.ERRORS as error:
         if send.started:  # the answer is under way: end it, the client sees a cut stream

