@@ -83,6 +83,15 @@ class Gateway:
             await self.serve(scope, receive, send, target)
         except routing.NotOurs:
             await self.fallback(scope, receive, send)
+        except sessions.SessionsUnavailable:
+            await asgi_error(
+                send,
+                path=scope["path"],
+                status=503,
+                detail="The gateway cannot check MCP sessions now (Redis is unavailable); try again.",
+                code=ErrorCode.REDIS_UNAVAILABLE,
+                headers={"Retry-After": "5"},
+            )
         except routing.Refusal as refusal:
             await asgi_error(
                 send,

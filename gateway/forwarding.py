@@ -53,12 +53,14 @@ async def forward(
     watch.cancel()
     if relay not in done and not sender.answered:
         relay.cancel()  # the client went away mid-answer: stop reading from the server
+        await asyncio.gather(relay, return_exceptions=True)
+        await _report(route, outbound, checked, sender)  # what it was answered still counts
         return
     await relay  # a Refusal raised before the answer started is answered by the caller
+    await _report(route, outbound, checked, sender)
 
 
 async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str, opened) -> None:
-    started = time.perf_counter()
     try:
         async with upstream.session().request(
             outbound.method,
@@ -70,7 +72,9 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
         ) as response:
             if opened is not None:
                 opened.set()
-            sent, failed = await _answer(response, send, route, checked, endpoint)
+            send.status = response.status
+            send.session_id = response.headers.get("mcp-session-id") or outbound.headers.get("mcp-session-id")
+            await _answer(response, send, route, checked, endpoint)
     except upstream.ERRORS as error:
         if send.started:  # the answer is under way: end it, the client sees a cut stream
             logger.warning("The MCP server at %s broke off its answer (%r).", route.server.path, error)
@@ -88,16 +92,11 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
             ErrorCode.UPSTREAM_UNAVAILABLE,
             f"The MCP server at {route.server.path} could not be reached ({type(error).__name__}).",
         ) from None
-    if checked is not None and checked.calls:
-        session_id = response.headers.get("mcp-session-id") or outbound.headers.get("mcp-session-id")
-        await _measure(
-            route.server.path, session_id, response.status < 400, outbound, checked, started, sent, failed
-        )
 
 
-async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple[int, set]:
-    """Stream the server's answer to the client (tool lists filtered, denials added); returns the bytes
-    sent and the ids the server answered with errors. Only what must change is read whole, and only up
+async def _answer(response, send: _Sender, route: Route, checked, endpoint: str) -> None:
+    """Stream the server's answer to the client (tool lists filtered, denials added), noting on `send`
+    the ids the server answered with errors. Only what must change is read whole, and only up
     to GATEWAY_MAX_REWRITE_BYTES; everything else goes on as it arrives."""
     principal, server_path = route.principal, route.server.path
     content_type = response.headers.get("content-type", "")
@@ -115,16 +114,16 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
             errors = messages.too_large(checked, limit) if checked is not None else []
             batch = checked is not None and checked.batch
             await json_answer(send, 200, errors if batch else (errors[0] if errors else None))
-            return 0, set()
-        body, failed = messages.merged_json(body, denied, principal, server_path)
+            return
+        body, send.scan.failed = messages.merged_json(body, denied, principal, server_path)
         answer_headers = [(k, v) for k, v in answer_headers if k != b"content-length"]
         answer_headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": answer_headers})
         await send({"type": "http.response.body", "body": body})
-        return len(body), failed
+        return
     if checked is not None and checked.denied and status == 202:
         await json_answer(send, 200, checked.denied if checked.batch else checked.denied[0])
-        return 0, set()
+        return
     reader = None
     if content_type.startswith("text/event-stream"):
         rewrite = None
@@ -135,18 +134,17 @@ async def _answer(response, send, route: Route, checked, endpoint: str) -> tuple
         )
     elif content_type.startswith("application/json"):
         reader = _JsonScan()
+    if reader is not None:
+        send.scan = reader  # the ids it finds failed count in the metrics, even if the client leaves
     await send({"type": "http.response.start", "status": status, "headers": answer_headers})
-    sent = 0
     async for chunk in response.content.iter_any():
         out = reader.feed(chunk) if reader else chunk
         if out:
-            sent += len(out)
             await send({"type": "http.response.body", "body": out, "more_body": True})
     tail = reader.close() if reader else b""
     if checked is not None and checked.denied:
         tail += b"".join(streams.sse_event(denied) for denied in checked.denied)
     await send({"type": "http.response.body", "body": tail})
-    return sent + len(tail), reader.failed if reader else set()
 
 
 async def _read_bounded(response, limit: int) -> bytes | None:
@@ -180,42 +178,56 @@ class _JsonScan:
         return b""
 
 
-async def _measure(
-    server_path: str, session_id, http_ok: bool, outbound: Outbound, checked, started, sent: int, failed
-) -> None:
-    """tool_execution and protocol_latency metrics of one proxied POST (gateway/telemetry.py)."""
+async def _report(route: Route, outbound: Outbound, checked, sender: _Sender) -> None:
+    """tool_execution and protocol_latency metrics of one proxied POST (gateway/telemetry.py), once its
+    answer is out or its client has left; nothing when the server never answered."""
+    if checked is None or not checked.calls or sender.status is None:
+        return
+    session_id, http_ok = sender.session_id, sender.status < 400
     client_name = checked.client_name
     if session_id and http_ok and any(method == "initialize" for method, _ in checked.calls):
         await telemetry.session_started(session_id, client_name)
     elif not client_name:
         client_name = await telemetry.session_client(session_id)
     await telemetry.report(
-        server_path=server_path,
+        server_path=route.server.path,
         session_id=session_id,
         client_name=client_name,
         calls=checked.calls,
-        failed_ids=failed,
+        failed_ids=sender.scan.failed,
         call_ids=checked.call_ids,
-        started=started,
+        started=sender.created,
         input_bytes=len(outbound.body),
-        output_bytes=sent,
+        output_bytes=sender.sent,
         http_ok=http_ok,
     )
 
 
+class _Scan:
+    failed: set = frozenset()
+
+
 class _Sender:
-    """The ASGI `send` of a request, noting when the answer has started and when it has all gone out."""
+    """The ASGI `send` of a request, noting what the metrics need: when the answer started and ended,
+    the bytes sent, the server's status and session, and what read the answer for failed ids."""
 
     def __init__(self, send):
         self.send = send
         self.started = self.answered = False
+        self.created = time.perf_counter()
+        self.sent = 0
+        self.status: int | None = None
+        self.session_id: str | None = None
+        self.scan = _Scan()
 
     async def __call__(self, message) -> None:
         await self.send(message)
         if message["type"] == "http.response.start":
             self.started = True
-        elif not message.get("more_body", False):
-            self.answered = True
+        else:
+            self.sent += len(message.get("body", b""))
+            if not message.get("more_body", False):
+                self.answered = True
 
 
 async def _disconnected(receive) -> None:

@@ -42,19 +42,32 @@ def _sse_key(server_path: str, session_id: str) -> str:
     return f"registry:gateway:sse:{server_path}:{_digest(session_id)}"
 
 
+class SessionsUnavailable(Exception):
+    """Redis could not be asked who a session belongs to: nothing of the session is forwarded."""
+
+
 async def bind(server_path: str, session_id: str, principal: Principal) -> None:
     """The session a forwarded `initialize` opened belongs to its caller."""
-    await async_client().set(_session_key(server_path, session_id), owner(principal), ex=TTL_SECONDS)
+    try:
+        await async_client().set(_session_key(server_path, session_id), owner(principal), ex=TTL_SECONDS)
+    except redis.RedisError as error:
+        raise SessionsUnavailable from error
 
 
 async def belongs_to(server_path: str, session_id: str, principal: Principal) -> bool:
     """Whether the caller opened this session (its binding is kept alive by the use)."""
-    found = await async_client().getex(_session_key(server_path, session_id), ex=TTL_SECONDS)
+    try:
+        found = await async_client().getex(_session_key(server_path, session_id), ex=TTL_SECONDS)
+    except redis.RedisError as error:
+        raise SessionsUnavailable from error
     return found is not None and found.decode() == owner(principal)
 
 
 async def unbind(server_path: str, session_id: str) -> None:
-    await async_client().delete(_session_key(server_path, session_id))
+    try:
+        await async_client().delete(_session_key(server_path, session_id))
+    except redis.RedisError:
+        pass  # the binding expires by itself
 
 
 def rewrite_endpoint(server_path: str, stream_url: str, principal: Principal, data: bytes) -> bytes:
@@ -77,7 +90,10 @@ async def upstream_endpoint(server_path: str, session_id: str, principal: Princi
     """The server's endpoint of the caller's SSE session; None for a session that is not the caller's."""
     if not session_id:
         return None
-    value = await async_client().get(_sse_key(server_path, session_id))
+    try:
+        value = await async_client().get(_sse_key(server_path, session_id))
+    except redis.RedisError as error:
+        raise SessionsUnavailable from error
     if value is None:
         return None
     found = json.loads(value)

@@ -117,3 +117,36 @@ def test_agents_visible_to_by_visibility(member):
     assert paths(principal(teammate)) == ["/internal", "/public-off", "/public-on", "/shared"]
     assert paths(principal(stranger)) == ["/public-off", "/public-on", "/shared"]
     assert len(paths(principal(member("root", is_superuser=True)))) == 5
+
+
+@pytest.mark.parametrize("written", ["Weather", "/weather/", " weather ", "/WEATHER", "weather"])
+def test_a_rule_names_a_server_however_its_path_is_written(member, scope_factory, written):
+    scope_factory(
+        "w",
+        group="g",
+        server_rules=[{"server": written, "methods": ["tools/call"], "tools": ["forecast"]}],
+        ui={"toggle_service": [written]},
+    )
+    p = principal(member("wendy", "g"))
+
+    assert p.allows_mcp("/weather", "tools/call", "forecast") is True
+    assert p.can("toggle_service", "/weather") is True
+    assert p.server_visibility() == (False, frozenset({"/weather"}))
+
+
+def test_other_methods_need_a_rule_naming_them_or_granting_every_method_and_tool(member, scope_factory):
+    scope_factory(
+        "s",
+        group="g",
+        server_rules=[
+            {"server": "/a", "methods": ["*"], "tools": ["add"]},
+            {"server": "/b", "methods": ["acme/report"], "tools": []},
+            {"server": "/c", "methods": ["*"], "tools": ["*"]},
+        ],
+    )
+    p = principal(member("otto", "g"))
+
+    assert p.allows_other_mcp("/a", "Tools/Call") is False
+    assert p.allows_other_mcp("/b", "acme/report") is True
+    assert p.allows_other_mcp("/b", "acme/other") is False
+    assert p.allows_other_mcp("/c", "Tools/Call") is True

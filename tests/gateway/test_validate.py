@@ -213,3 +213,33 @@ def test_the_server_is_the_longest_registered_prefix(client, timer, scope_factor
     assert nested.status_code == 200
     assert nested.json()["server_name"] == "team/weather"
     assert parent.status_code == 403
+
+
+@pytest.mark.parametrize(
+    "message, allowed",
+    [
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, True),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, True),
+        ({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}, True),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, False),
+        ({"jsonrpc": "2.0", "id": 1, "method": "Initialize"}, False),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, True),
+    ],
+)
+def test_validate_and_the_gateway_judge_every_message_alike(
+    client, member, scope_factory, token_for, message, allowed
+):
+    from accounts.principal import principal_for_user
+    from gateway import messages
+
+    scope_factory(
+        "init-only", group="openers", server_rules=[{"server": "/currenttime", "methods": ["initialize"]}]
+    )
+    ServerFactory(path="/currenttime")
+    user = member("ian", "openers")
+
+    response = validate(client, auth=token_for(user), body=json.dumps(message))
+    checked = messages.check_body(message, principal_for_user(user, auth_method="session"), "/currenttime")
+
+    assert response.status_code == (200 if allowed else 403)
+    assert (len(checked.forward) == 1) is allowed
