@@ -6,10 +6,14 @@ One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (on
 nginx worker on the same machine; the same JSON-RPC `tools/call` on every route, with an admin token where
 the registry checks it.
 
-Run: .venv/bin/python bench/gateway.py [--seconds 10]
+Run: .venv/bin/python bench/gateway.py [--seconds 10] [--profile]
+(--profile: py-spy samples the web process during the 16-client built-in gateway row and the top
+functions, by own time and by total time, are printed under the table.)
 """
 
 import argparse
+import collections
+import os
 import statistics
 import subprocess
 import sys
@@ -19,6 +23,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 from common import PROJECT_DIR, Serve, free_port, manage, registry_env
 
 sys.path.insert(0, str(PROJECT_DIR))
@@ -95,10 +100,77 @@ def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[fl
     return latencies, len(latencies)
 
 
+def web_process(serve_pid: int) -> int:
+    """The pid of the web process `manage.py serve` started (its child running the web server)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        if parent == serve_pid and b"web_server" in command and b"registry_site.asgi" in command:
+            return int(entry)
+    raise RuntimeError("no web process found")
+
+
+def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen:
+    spy = Path(sys.executable).with_name("py-spy")
+    return subprocess.Popen(
+        [
+            str(spy),
+            "record",
+            "--gil",  # only what holds the interpreter: the process's CPU, not its idle threads
+            "-p",
+            str(pid),
+            "-r",
+            "200",
+            "-d",
+            str(int(seconds)),
+            "-f",
+            "raw",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def top_functions(raw: Path, count: int = 12) -> list[str]:
+    """Functions by own samples and by total samples (% of samples), from py-spy's raw (collapsed) output."""
+    own, total, samples = collections.Counter(), collections.Counter(), 0
+    for line in raw.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        frames = [
+            frame.split(" (")[0] + " (" + frame.split(" (")[1].split(":")[0].rsplit("/", 1)[-1] + ")"
+            for frame in stack.split(";")
+            if " (" in frame
+        ]
+        if not frames:
+            continue
+        weight = int(number)
+        samples += weight
+        own[frames[-1]] += weight
+        for frame in set(frames):
+            total[frame] += weight
+    lines = [f"own time of {samples} samples:"]
+    lines += [f"  {n * 100 / samples:5.1f} %  {name}" for name, n in own.most_common(count)]
+    lines += ["total time (frames under 95 % of samples, below the event loop):"]
+    below = [(name, n) for name, n in total.most_common() if n < samples * 0.95]
+    lines += [f"  {n * 100 / samples:5.1f} %  {name}" for name, n in below[:count]]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--profile", action="store_true", help="py-spy the web process (16 clients)")
     args = parser.parse_args()
+    profiled: list[str] = []
+    cpu: list[str] = []
     upstream_port, port = free_port(), free_port()
     upstream = subprocess.Popen(
         [sys.executable, str(PROJECT_DIR / "bench" / "gateway_upstream.py"), str(upstream_port)]
@@ -133,7 +205,7 @@ def main() -> None:
             proxies.append(Nginx(Path(tmp) / "fronted", site, fronted_port))
             for proxy in proxies:
                 proxy.start()
-            with Serve(env, port):
+            with Serve(env, port) as serving:
                 time.sleep(15)  # the web process loads the embedding model in the background at start
                 auth = {**HEADERS, "Authorization": f"Bearer {token}"}
                 routes = [
@@ -146,8 +218,23 @@ def main() -> None:
                     load(url, headers, 1, 2)  # warm-up
                 for clients in (1, 16):
                     for name, url, headers in routes:
+                        spy = None
+                        if args.profile and clients == 16 and name == "built-in gateway":
+                            raw = Path(tempfile.gettempdir()) / "gateway-profile.txt"
+                            spy = profile(web_process(serving.proc.pid), args.seconds, raw)
+                        web = psutil.Process(web_process(serving.proc.pid))
+                        before = sum(web.cpu_times()[:2])
                         latencies, count = load(url, headers, clients, args.seconds)
                         rows.append((clients, name, latencies, count))
+                        if "registry" in name or "gateway" in name:
+                            used = sum(web.cpu_times()[:2]) - before
+                            cpu.append(
+                                f"web process CPU, {name}, {clients} clients: "
+                                f"{used * 1000 / count:.2f} ms a call, {used / args.seconds:.2f} cores"
+                            )
+                        if spy is not None:
+                            spy.wait(30)
+                            profiled = top_functions(raw)
     finally:
         for proxy in proxies:
             proxy.stop()
@@ -165,6 +252,14 @@ def main() -> None:
             f"| {clients} | {name} | {p50:.2f} ms | {p99:.2f} ms | {count / args.seconds:.0f} "
             f"| {p50 - base50:+.2f} ms | {count / base_count:.2f} |"
         )
+    proxy_pass = {clients: count for clients, name, _, count in rows if name == "nginx proxy_pass"}
+    gateway = {clients: count for clients, name, _, count in rows if name == "built-in gateway"}
+    for clients in sorted(gateway):
+        print(
+            f"built-in gateway / nginx proxy_pass throughput, {clients} clients: "
+            f"{gateway[clients] / proxy_pass[clients]:.2f}"
+        )
+    print("\n".join(cpu + profiled))
 
 
 if __name__ == "__main__":

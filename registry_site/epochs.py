@@ -10,10 +10,12 @@ Entries also expire after EPOCH_CACHE_TTL_SECONDS whatever the epoch says, a bou
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -136,7 +138,63 @@ def _new_epoch() -> bytes:
 
 
 async def epochs_async(*caches: EpochCache) -> list[bytes | None]:
-    """The epochs of several caches in one Redis round trip (None for each when Redis cannot answer)."""
+    """The epochs of several caches in one Redis round trip (None for each when Redis cannot answer).
+
+    Concurrent callers on one event loop share reads: a caller gets the answer of a read that was sent
+    after it asked (never one already under way), so it sees every bump that committed before it asked,
+    while sixteen callers at once cost one or two round trips instead of sixteen."""
+    loop = asyncio.get_running_loop()
+    keys = tuple(cache.key for cache in caches)
+    readers = _readers.setdefault(loop, {})
+    reader = readers.get(keys)
+    if reader is None:
+        reader = readers[keys] = _SharedRead(caches)
+    return await reader.read(loop)
+
+
+_readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict] = weakref.WeakKeyDictionary()
+
+
+class _SharedRead:
+    """Reads of the same epochs on one event loop, each serving every caller that asked before it began."""
+
+    def __init__(self, caches: tuple[EpochCache, ...]):
+        self.caches = caches
+        self.waiting: list[asyncio.Future] = []
+        self.running = False
+
+    async def read(self, loop: asyncio.AbstractEventLoop) -> list[bytes | None]:
+        if self.running:  # a read is under way: wait for the next one, sent after this caller asked
+            answer = loop.create_future()
+            self.waiting.append(answer)
+            return await answer
+        self.running = True  # none: this caller reads itself (no task hop when it is alone)
+        try:
+            return await _read_epochs(self.caches)
+        finally:
+            if self.waiting:
+                loop.create_task(self._drain())  # those who asked meanwhile share the next read
+            else:
+                self.running = False
+
+    async def _drain(self) -> None:
+        batch: list[asyncio.Future] = []
+        try:
+            while self.waiting:
+                batch, self.waiting = self.waiting, []  # everyone here asked before this read is sent
+                values = await _read_epochs(self.caches)
+                for answer in batch:
+                    if not answer.done():
+                        answer.set_result(values)
+        finally:
+            self.running = False
+            for answer in [*batch, *self.waiting]:  # cancelled mid-read: serve them without the caches
+                if not answer.done():
+                    answer.set_result([None] * len(self.caches))
+            self.waiting = []
+
+
+async def _read_epochs(caches) -> list[bytes | None]:
     try:
         client = async_client()
         values = await client.mget([cache.key for cache in caches])
