@@ -2,7 +2,8 @@
 practical limit of any proxy) and through nginx with the configuration `manage.py nginx_config` writes (the
 registry checks each call and hands it back to nginx), with 1 and 16 clients.
 
-One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (one web process) and one
+One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (WEB_CONCURRENCY web processes,
+one per core) and one
 nginx worker on the same machine; the same JSON-RPC `tools/call` on every route, with an admin token where
 the registry checks it.
 
@@ -100,8 +101,9 @@ def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[fl
     return latencies, len(latencies)
 
 
-def web_process(serve_pid: int) -> int:
-    """The pid of the web process `manage.py serve` started (its child running the web server)."""
+def web_processes(serve_pid: int) -> list[int]:
+    """The pids of the web processes `manage.py serve` started (WEB_CONCURRENCY of them on one port)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -112,8 +114,10 @@ def web_process(serve_pid: int) -> int:
             continue
         parent = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
         if parent == serve_pid and b"web_server" in command and b"registry_site.asgi" in command:
-            return int(entry)
-    raise RuntimeError("no web process found")
+            found.append(int(entry))
+    if not found:
+        raise RuntimeError("no web process found")
+    return found
 
 
 def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen:
@@ -221,13 +225,13 @@ def main() -> None:
                         spy = None
                         if args.profile and clients == 16 and name == "built-in gateway":
                             raw = Path(tempfile.gettempdir()) / "gateway-profile.txt"
-                            spy = profile(web_process(serving.proc.pid), args.seconds, raw)
-                        web = psutil.Process(web_process(serving.proc.pid))
-                        before = sum(web.cpu_times()[:2])
+                            spy = profile(web_processes(serving.proc.pid)[0], args.seconds, raw)
+                        webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
+                        before = sum(sum(web.cpu_times()[:2]) for web in webs)
                         latencies, count = load(url, headers, clients, args.seconds)
                         rows.append((clients, name, latencies, count))
                         if "registry" in name or "gateway" in name:
-                            used = sum(web.cpu_times()[:2]) - before
+                            used = sum(sum(web.cpu_times()[:2]) for web in webs) - before
                             cpu.append(
                                 f"web process CPU, {name}, {clients} clients: "
                                 f"{used * 1000 / count:.2f} ms a call, {used / args.seconds:.2f} cores"
