@@ -35,6 +35,24 @@ KNOWN_METHODS = (
     "completion/complete",
     "logging/setLevel",
 )
+# The session's own messages in the MCP revisions from 2025-03-26 to 2026-07-28: who may `initialize` a
+# server may send them (the rule is applied by gateway/jsonrpc.py).
+SESSION_METHODS = frozenset(
+    {
+        "ping",
+        "server/discover",
+        "subscriptions/listen",
+        "notifications/initialized",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/roots/list_changed",
+        "notifications/tasks/status",
+    }
+)
+# Every method a client sends in those revisions; any other is an "other method" that a rule must name.
+STANDARD_METHODS = frozenset(
+    {*KNOWN_METHODS, *SESSION_METHODS, "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}
+)
 METHOD_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$")
 TOOL_PATTERN = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
 

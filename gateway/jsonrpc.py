@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 
 from accounts.principal import Principal
+from accounts.scope_rules import SESSION_METHODS, STANDARD_METHODS
 
 FORBIDDEN = -32001  # a server-defined JSON-RPC error code: the caller may not do this
 PARSE_ERROR = -32700
@@ -28,41 +29,6 @@ TOOLS_CALL = "tools/call"
 TOOLS_LIST = "tools/list"
 INITIALIZE = "initialize"
 
-# Every method a client sends in the MCP revisions from 2025-03-26 to 2026-07-28, and the answers a client
-# gives to a server's requests (those travel as responses, but their names are known too).
-SESSION_METHODS = frozenset(
-    {
-        "ping",
-        "server/discover",
-        "subscriptions/listen",
-        "notifications/initialized",
-        "notifications/cancelled",
-        "notifications/progress",
-        "notifications/roots/list_changed",
-        "notifications/tasks/status",
-    }
-)
-STANDARD_METHODS = frozenset(
-    {
-        INITIALIZE,
-        TOOLS_LIST,
-        TOOLS_CALL,
-        "resources/list",
-        "resources/read",
-        "resources/templates/list",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "logging/setLevel",
-        "tasks/get",
-        "tasks/result",
-        "tasks/list",
-        "tasks/cancel",
-        *SESSION_METHODS,
-    }
-)
 # The params key a method's target is named by (the 2026-07-28 `Mcp-Name` header mirrors it).
 NAME_KEYS = {
     TOOLS_CALL: "name",
