@@ -1,7 +1,6 @@
 """Input and output shapes of servers. Input serializers validate shape only (services own the rules)
 and are shared by the dashboard forms and the internal API, so both accept exactly the same input."""
 
-
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -65,7 +64,14 @@ class JSONTextField(serializers.Field):
             try:  # the one input rule: storable text, bounded depth (registry_site/untrusted.py)
                 return json_loads(data)
             except InputRejected as rejected:
-                message = "Must be valid JSON." if rejected.unparsable else str(rejected)
+                where = rejected.field not in ("", "body")  # a place inside the value, else the value
+                message = (
+                    "Must be valid JSON."
+                    if rejected.unparsable
+                    else str(rejected)
+                    if where
+                    else rejected.message
+                )
                 raise serializers.ValidationError(message) from None
         return data
 

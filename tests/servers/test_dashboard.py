@@ -450,6 +450,24 @@ def test_malformed_headers_are_refused_with_the_apis_message(as_admin, weather):
     assert weather.headers == {"X-Api-Key": "upstream-secret"}
 
 
+@pytest.mark.parametrize(
+    ("typed", "error"),
+    [
+        ('{"X-Api-Key": "a\\u0000b"}', "X-Api-Key: NUL characters are not allowed."),
+        ('{"X-Api-Key": "\\ud800"}', "X-Api-Key: Text must be valid Unicode (a lone surrogate was found)."),
+        ("[" * 5000 + "]" * 5000, "JSON is nested deeper than 64 levels."),
+    ],
+)
+def test_the_headers_box_follows_the_one_input_rule(as_admin, weather, typed, error):
+    response = as_admin.post("/edit/weather", {**EDIT_FORM, "headers": typed})
+
+    assert response.status_code == 400
+    errors = re.findall(r'<p class="field-error">(.*?)</p>', html(response))
+    assert errors == [error]
+    weather.refresh_from_db()
+    assert weather.headers == {"X-Api-Key": "upstream-secret"}
+
+
 def test_a_blank_tags_box_clears_the_tags(as_operator, weather):
     as_operator.post("/edit/weather", {**EDIT_FORM, "tags": ""})
 
