@@ -64,14 +64,12 @@ class JSONTextField(serializers.Field):
             try:  # the one input rule: storable text, bounded depth (registry_site/untrusted.py)
                 return json_loads(data)
             except InputRejected as rejected:
-                where = rejected.field not in ("", "body")  # a place inside the value, else the value
-                message = (
-                    "Must be valid JSON."
-                    if rejected.unparsable
-                    else str(rejected)
-                    if where
-                    else rejected.message
-                )
+                if rejected.unparsable:
+                    message = "Must be valid JSON."
+                elif rejected.field in ("", "body"):
+                    message = rejected.message  # the value as a whole
+                else:
+                    message = str(rejected)  # a place inside it, named
                 raise serializers.ValidationError(message) from None
         return data
 
