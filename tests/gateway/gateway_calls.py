@@ -76,3 +76,67 @@ def post(port: int, path: str, body, headers: dict | None = None) -> tuple[int, 
     )
     response = connection.getresponse()
     return response.status, dict(response.getheaders()), response.read()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("add", "current_time", "echo")]
+
+
+def bearer(token: str, **headers) -> dict:
+    """Headers of a 2025-11-25 client with a registry token."""
+    return {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-11-25", **headers}
+
+
+def open_session(port: int, token: str, path: str = "/clock/mcp") -> str:
+    """A session opened through the gateway (initialize, then initialized); its id."""
+    status, headers, _ = post(port, path, INITIALIZE, bearer(token))
+    assert status == 200
+    session = headers["mcp-session-id"]
+    assert post(port, path, INITIALIZED, bearer(token, **{"Mcp-Session-Id": session}))[0] == 202
+    return session
+
+
+def sse_messages(body: bytes) -> list[dict]:
+    """The JSON messages of an event-stream body, whatever its line endings."""
+    events = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n\n")
+    found = []
+    for event in events:
+        data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
+        if data:
+            found.append(json.loads(data))
+    return found
+
+
+def read_events(response: http.client.HTTPResponse, wanted: int, seconds: float = 10) -> list[dict]:
+    """The first `wanted` JSON messages of an open event stream."""
+    response.fp.raw._sock.settimeout(seconds)
+    body = b""
+    while len(sse_messages(body)) < wanted:
+        line = response.fp.readline()
+        if not line:
+            break
+        body += line
+    return sse_messages(body)
+
+
+def stream(
+    port: int, token: str, session: str | None, path: str = "/clock/mcp", **headers
+) -> tuple[http.client.HTTPConnection, object]:
+    """A GET stream opened (its connection and response, still open)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    sent = {"Accept": "text/event-stream", **bearer(token, **headers)}
+    if session:
+        sent["Mcp-Session-Id"] = session
+    connection.request("GET", path, headers=sent)
+    return connection, connection.getresponse()

@@ -16,13 +16,23 @@ from servers.models import Server
 from servers.services.registry import server_toggle
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
+    LIST,
+    bearer,
     caller_fixture,
     gateway_fixture,
     list_and_call,
+    open_session,
     post,
+    read_events,
     run,
+    stream,
 )
-from tests.mcp_servers import UvicornThread, loopback_socket, time_tools
+from tests.mcp_servers import (  # noqa: F401
+    UvicornThread,
+    loopback_socket,
+    resumable_server_fixture,
+    time_tools,
+)
 from tests.nginx import Nginx
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -169,6 +179,25 @@ HANDED_OFF = {
     "x-server-name",
     "x-tool-name",
 }
+
+
+def test_a_stream_resumed_through_nginx_replays_tool_lists_cut_to_the_callers_tools(
+    front, caller, resumable_server
+):
+    ServerFactory(path="/clock", proxy_pass_url=resumable_server)
+    token = caller(rules("/clock", ["add"]))
+    nginx = front()
+    session = open_session(nginx.port, token)
+    _, _, body = post(nginx.port, "/clock/mcp", LIST, bearer(token, **{"Mcp-Session-Id": session}))
+    lines = body.replace(b"\r\n", b"\n").split(b"\n")
+    first_event = next(line[3:].strip().decode() for line in lines if line.startswith(b"id:"))
+
+    connection, resumed = stream(nginx.port, token, session, **{"Last-Event-ID": first_event})
+    replayed = read_events(resumed, 1)
+    connection.close()
+
+    assert resumed.status == 200
+    assert [tool["name"] for tool in replayed[0]["result"]["tools"]] == ["add"]
 
 
 def test_after_a_handoff_the_server_gets_no_header_the_client_chose_to_pass_for_identity(
@@ -325,7 +354,6 @@ def test_the_configuration_is_rewritten_only_when_it_changes(tmp_path, alpha, ca
 
 CALL_ADD = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add"}}
 CALL_SECRET = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "secret"}}
-LIST = {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
 DENIED_NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 

@@ -14,7 +14,19 @@ from starlette.routing import Route
 
 from gateway import limits
 from tests.factories import ServerFactory
-from tests.gateway.gateway_calls import caller_fixture, gateway_fixture, post  # noqa: F401
+from tests.gateway.gateway_calls import (  # noqa: F401
+    INITIALIZE,
+    LIST,
+    TOOLS,
+    bearer,
+    caller_fixture,
+    gateway_fixture,
+    open_session,
+    post,
+    read_events,
+    sse_messages,
+    stream,
+)
 from tests.mcp_servers import (  # noqa: F401
     UvicornThread,
     loopback_socket,
@@ -27,66 +39,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 ADD_ONLY = {"server": "/clock", "methods": ["initialize", "tools/list", "tools/call"], "tools": ["add"]}
 EVERYTHING = {"server": "/clock", "methods": ["*"], "tools": ["*"]}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("add", "current_time", "echo")]
-
-
-def bearer(token: str, **headers) -> dict:
-    return {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-11-25", **headers}
-
-
-def open_session(port: int, token: str) -> str:
-    status, headers, _ = post(port, "/clock/mcp", INITIALIZE, bearer(token))
-    assert status == 200
-    session = headers["mcp-session-id"]
-    assert post(port, "/clock/mcp", INITIALIZED, bearer(token, **{"Mcp-Session-Id": session}))[0] == 202
-    return session
-
-
-def sse_messages(body: bytes) -> list[dict]:
-    events = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n\n")
-    found = []
-    for event in events:
-        data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
-        if data:
-            found.append(json.loads(data))
-    return found
-
-
-def read_events(response: http.client.HTTPResponse, wanted: int, seconds: float = 10) -> list[dict]:
-    """The first `wanted` JSON messages of an open event stream."""
-    response.fp.raw._sock.settimeout(seconds)
-    body = b""
-    while len(sse_messages(body)) < wanted:
-        line = response.fp.readline()
-        if not line:
-            break
-        body += line
-    return sse_messages(body)
-
-
-def stream(
-    port: int, token: str, session: str | None, **headers
-) -> tuple[http.client.HTTPConnection, object]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    sent = {"Accept": "text/event-stream", **bearer(token, **headers)}
-    if session:
-        sent["Mcp-Session-Id"] = session
-    connection.request("GET", "/clock/mcp", headers=sent)
-    return connection, connection.getresponse()
-
-
 # -- every stream is filtered ------------------------------------------------------------------------
 
 
