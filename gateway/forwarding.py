@@ -110,12 +110,20 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str)
     if content_type.startswith("application/json") and filtering:
         body = await _read_bounded(response, limit)
         denied = checked.denied if checked is not None else []
-        if body is None:
-            errors = messages.too_large(checked, limit) if checked is not None else []
-            batch = checked is not None and checked.batch
-            await json_answer(send, 200, errors if batch else (errors[0] if errors else None))
+        try:
+            if body is None:
+                raise messages.Unfilterable(
+                    f"The server's answer is larger than the gateway's limit of {limit} bytes "
+                    "for answers it filters."
+                )
+            body, send.scan.failed = messages.merged_json(body, denied, principal, server_path)
+        except messages.Unfilterable as unfilterable:
+            text = str(unfilterable) or "The server's answer could not be read to filter it."
+            if checked is None:
+                raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, text) from None
+            errors = messages.unanswered(checked, text)
+            await json_answer(send, 200, errors if checked.batch else (errors[0] if errors else None))
             return
-        body, send.scan.failed = messages.merged_json(body, denied, principal, server_path)
         answer_headers = [(k, v) for k, v in answer_headers if k != b"content-length"]
         answer_headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": answer_headers})
@@ -171,10 +179,9 @@ class _JsonScan:
 
     def close(self) -> bytes:
         if len(self.head) <= streams.SCAN_LIMIT:
-            try:
-                self.failed = messages.failed_ids(json.loads(self.head))
-            except ValueError:
-                pass
+            answer = messages.decoded(bytes(self.head))
+            if answer is not messages.UNREADABLE:
+                self.failed = messages.failed_ids(answer)
         return b""
 
 

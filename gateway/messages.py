@@ -114,13 +114,27 @@ def failed_ids(message) -> set:
     return {jsonrpc.id_key(a.get("id")) for a in answers if isinstance(a, dict) and "error" in a}
 
 
+UNREADABLE = object()
+
+
+class Unfilterable(ValueError):
+    """An answer that must be filtered but cannot be read (not JSON, or nested too deep)."""
+
+
+def decoded(raw: bytes):
+    """A server's JSON, or UNREADABLE (not JSON, or nested beyond what Python's parser can follow)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return UNREADABLE
+
+
 def merged_json(body: bytes, denied: list[dict], principal: Principal, server_path: str) -> tuple[bytes, set]:
     """A JSON answer of the server, tool lists filtered and the gateway's denials added; and the ids the
     server answered with an error."""
-    try:
-        answer = json.loads(body)
-    except ValueError:
-        return body, set()  # not ours to repair: the client sees what the server sent
+    answer = decoded(body)
+    if answer is UNREADABLE:
+        raise Unfilterable  # a tool list the gateway cannot read is never passed on unread
     failed = failed_ids(answer)
     filtered = filter_answer(answer, principal, server_path)
     if denied:
@@ -130,9 +144,8 @@ def merged_json(body: bytes, denied: list[dict], principal: Principal, server_pa
     return json.dumps(filtered, separators=(",", ":")).encode(), failed
 
 
-def too_large(checked: Checked, limit: int) -> list[dict]:
-    """The errors that answer a POST whose answer had to be rewritten but outgrew `limit` bytes."""
-    text = f"The server's answer is larger than the gateway's limit of {limit} bytes for answers it filters."
+def unanswered(checked: Checked, text: str) -> list[dict]:
+    """An error for every forwarded request of a POST whose answer cannot be passed on, and its denials."""
     errors = [
         jsonrpc.error_message(json.loads(key), jsonrpc.INTERNAL_ERROR, text) for key in checked.call_ids
     ]

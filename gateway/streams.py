@@ -92,12 +92,14 @@ class EventStream:
             if self.filtering:
                 out.append(event + b"\n\n")
 
-    def _refused(self, head: bytes) -> bytes:
+    def _refused(self, head: bytes, why: str | None = None) -> bytes:
+        """The error event that replaces an event the gateway cannot pass on (none without its id)."""
         found = _ID.search(head)
-        if found is None:
+        request_id = messages.decoded(found.group(1)) if found else messages.UNREADABLE
+        if request_id is messages.UNREADABLE:
             return b""
-        request_id = json.loads(found.group(1))
-        text = f"An event of the server is larger than the gateway's limit of {self.limit} bytes."
+        why = why or f"is larger than the gateway's limit of {self.limit} bytes"
+        text = f"An event of the server {why}."
         return sse_event(jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, text))
 
     def _event(self, lines: list[bytes]) -> bytes:
@@ -109,10 +111,13 @@ class EventStream:
             return b"event: endpoint\ndata: " + self.endpoint(data)
         if not data:
             return event
-        try:
-            message = json.loads(data)
-        except ValueError:
-            return event
+        message = messages.decoded(data)
+        if message is messages.UNREADABLE:  # never passed on unread where tool lists are cut
+            return (
+                self._refused(event[:4096], "could not be read to filter it").rstrip(b"\n")
+                if self.filtering
+                else event
+            )
         self.failed |= messages.failed_ids(message)
         if not self.filtering:
             return event

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from gateway import limits
@@ -89,6 +89,13 @@ def scripted_app(release: threading.Event):
         tools = [{"name": f"tool_{i}", "inputSchema": {"type": "object"}} for i in range(2000)]
         return JSONResponse({"jsonrpc": "2.0", "id": 2, "result": {"tools": tools}})
 
+    async def deep(request):
+        nested = "[" * 100_000 + "]" * 100_000
+        data = ('{"jsonrpc":"2.0","id":2,"result":{"tools":[' + nested + "]}}").encode()
+        if request.path_params["kind"] == "json":
+            return Response(data, media_type="application/json")
+        return Response(b"event: message\ndata: " + data + b"\n\n", media_type="text/event-stream")
+
     async def echo_method(request):
         body = await request.json()
         return JSONResponse({"jsonrpc": "2.0", "id": body.get("id"), "result": {"reached": True}})
@@ -99,6 +106,7 @@ def scripted_app(release: threading.Event):
             Route("/slow-json", slow_json, methods=["POST"]),
             Route("/big-list", big_list, methods=["POST"]),
             Route("/reached", echo_method, methods=["POST"]),
+            Route("/deep/{kind}", deep, methods=["POST"]),
         ]
     )
 
@@ -268,6 +276,20 @@ def test_a_tool_list_larger_than_the_rewrite_bound_is_a_json_rpc_error(gateway, 
             "for answers it filters.",
         },
     }
+
+
+@pytest.mark.parametrize("kind", ["json", "sse"])
+def test_a_tool_list_too_deep_to_read_is_an_error_never_passed_on_unread(gateway, caller, scripted, kind):
+    ServerFactory(path="/clock", proxy_pass_url=scripted.url(f"/deep/{kind}"))
+    token = caller(ADD_ONLY)
+
+    status, _, body = post(gateway.port, "/clock/mcp", LIST, bearer(token))
+
+    assert status == 200
+    answer = json.loads(body) if kind == "json" else sse_messages(body)[0]
+    assert answer["id"] == 2 and answer["error"]["code"] == -32603
+    assert "could not be read to filter it" in answer["error"]["message"]
+    assert b"[[[[" not in body
 
 
 # -- fair shares ---------------------------------------------------------------------------------------
