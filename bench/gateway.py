@@ -122,6 +122,8 @@ def web_processes(serve_pid: int) -> list[int]:
 
 def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen:
     spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        raise SystemExit("--profile needs py-spy in the virtual environment: .venv/bin/pip install py-spy")
     return subprocess.Popen(
         [
             str(spy),
