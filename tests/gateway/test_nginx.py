@@ -16,6 +16,7 @@ from servers.models import Server
 from servers.services.registry import server_toggle
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
+    INITIALIZE,
     LIST,
     bearer,
     caller_fixture,
@@ -38,16 +39,6 @@ from tests.nginx import Nginx
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EVERYTHING = {"methods": ["*"], "tools": ["*"]}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 class Counted:
