@@ -132,7 +132,9 @@ def decoded(raw: bytes):
 def merged_json(body: bytes, denied: list[dict], principal: Principal, server_path: str) -> tuple[bytes, set]:
     """A JSON answer of the server, tool lists filtered and the gateway's denials added; and the ids the
     server answered with an error."""
-    answer = decoded(body)
+    if not body.strip() and not denied:
+        return body, set()  # nothing to filter
+    answer = decoded(body) if body.strip() else []
     if answer is UNREADABLE:
         raise Unfilterable  # a tool list the gateway cannot read is never passed on unread
     failed = failed_ids(answer)
