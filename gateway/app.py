@@ -39,13 +39,6 @@ METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST
 SESSION_GONE = "Session not found"
 
 
-def _header(scope, name: bytes) -> str:
-    for key, value in scope.get("headers", []):
-        if key == name:
-            return value.decode("latin-1")
-    return ""
-
-
 async def _read_body(receive, limit: int) -> bytes:
     body = bytearray()
     while True:
@@ -106,7 +99,7 @@ class Gateway:
 
     async def serve(self, scope, receive, send, target: paths.GatewayPath) -> None:
         """The request, kept in its session's order (gateway/ordering.py): noted before any await."""
-        session_id = _header(scope, b"mcp-session-id")
+        session_id = headers.first(scope, b"mcp-session-id")
         if not session_id or target.endpoint != "mcp":
             return await self.check_and_forward(scope, receive, send, target, None, [])
         if scope["method"] != "GET":
@@ -130,12 +123,12 @@ class Gateway:
             )
         if problem := headers.origin_problem(scope):
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
-        authorization = _header(scope, b"authorization")
+        authorization = headers.first(scope, b"authorization")
         epochs = await epochs_async(PRINCIPALS, ROUTES)
         route = routing.cached_route(routing.bearer(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(
-                scope["path"], target.candidates, authorization, _header(scope, b"cookie"), epochs
+                scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs
             )
         server_path, principal = route.server.path, route.principal
         url = route.server.proxy_pass_url
@@ -149,7 +142,7 @@ class Gateway:
                 raise routing.Refusal(
                     404, ErrorCode.NOT_FOUND, "No SSE session of this server has that session_id."
                 )
-        session_id = _header(scope, b"mcp-session-id")
+        session_id = headers.first(scope, b"mcp-session-id")
         if session_id and not await sessions.belongs_to(server_path, session_id, principal):
             return await forwarding.json_answer(
                 send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
@@ -170,7 +163,7 @@ class Gateway:
         offered = (
             frozenset()
             if headers.has_param_headers(scope)
-            else handoff.offered(_header(scope, handoff.HEADER))
+            else handoff.offered(headers.first(scope, handoff.HEADER))
         )
         if handoff.can_hand_off(route.server, offered, target.endpoint, checked, method):
             tool = checked.calls[0][1] if checked is not None and checked.calls else None

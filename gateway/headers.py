@@ -53,6 +53,12 @@ def has_param_headers(scope) -> bool:
     return any(key.startswith(b"mcp-param-") for key, _ in scope.get("headers", []))
 
 
+def first(scope, name: bytes) -> str:
+    """The first value of a request header (lower-case name), or ""."""
+    values = _values(scope, name)
+    return values[0] if values else ""
+
+
 def _values(scope, name: bytes) -> list[str]:
     return [value.decode("latin-1") for key, value in scope.get("headers", []) if key == name]
 
