@@ -24,11 +24,19 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 from accounts.cache import PRINCIPALS, token_key
 from accounts.choices import AuthMethod, TokenKind
 from accounts.models import ClientCredential, IssuedToken, User
-from accounts.principal import ANONYMOUS, Principal, principal_for_idp_groups, principal_for_user
+from accounts.principal import (
+    ANONYMOUS,
+    Principal,
+    principal_for_idp_groups,
+    principal_for_public,
+    principal_for_user,
+)
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
 from metrics.choices import AuthMethod as MetricAuthMethod
 from metrics.choices import MetricType
 from metrics.client import emit, user_hash
+from oauth.resources import REGISTRY, audience_of_resource
+from oauth.tokens import is_access_token
 from registry_site.epochs import MISSING
 from registry_site.errors import ErrorCode
 from registry_site.untrusted import InputRejected, check_text
@@ -36,7 +44,8 @@ from registry_site.untrusted import InputRejected, check_text
 logger = logging.getLogger(__name__)
 
 SESSION_AUTH_KEY = "registry_auth"  # session data: {"method": "session"|"oauth", "provider": ...}
-OAUTH_METHODS = (AuthMethod.OIDC, AuthMethod.OAUTH)  # an identity provider vouched for the caller
+# An identity provider, or the registry's authorization server, vouched for the caller.
+OAUTH_METHODS = (AuthMethod.OIDC, AuthMethod.OAUTH, AuthMethod.APPLICATION)
 
 
 class InternalApiDisabled(exceptions.APIException):
@@ -90,6 +99,10 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
         if principal is not MISSING:
             return principal
         principal = None
+        if is_access_token(raw):
+            principal, expires_at = _principal_from_application(raw)
+            PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
+            return principal
         try:
             issuer = issuer_of(raw)
         except jwt.PyJWTError:
@@ -188,6 +201,34 @@ def _expiry(claims: dict) -> float | None:
     return float(exp) if isinstance(exp, int | float) else None
 
 
+def _principal_from_application(raw: str) -> tuple[Principal, float | None]:
+    """The principal of an authorized application's token (oauth/): the user's rights narrowed to what
+    the user consented to, usable only at the resource it was issued for."""
+    from oauth.selectors import access_token_of, consent_of
+
+    token = access_token_of(raw)
+    if token is None:
+        raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
+    if token.is_expired():
+        raise exceptions.AuthenticationFailed("The token has expired.", code="token_expired")
+    user = token.user
+    consent = consent_of(user, token.application) if user is not None else None
+    if user is None or not user.is_active or consent is None:
+        raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
+    audience = audience_of_resource(token.resource[0]) if len(token.resource or []) == 1 else None
+    if audience is None:
+        raise exceptions.AuthenticationFailed("The token names no resource.", code="token_invalid")
+    principal = principal_for_user(
+        user,
+        auth_method=AuthMethod.APPLICATION,
+        client_id=token.application.client_id,
+        token_scopes=None if consent.all_rights else consent.scopes,
+        token_admin=consent.all_rights,
+    )
+    bound = replace(principal, audience=audience, oauth_scopes=frozenset(token.scope.split()))
+    return bound, token.expires.timestamp()
+
+
 def _principal_from_external(raw: str) -> tuple[Principal, float | None]:
     try:
         claims = decode_external(raw)
@@ -246,10 +287,29 @@ class BearerAuthentication(BaseAuthentication):
         if raw is None:
             return None
         principal = principal_from_bearer(raw)
+        if principal.bound_elsewhere(REGISTRY):
+            raise exceptions.AuthenticationFailed(
+                "The token was issued for another resource.", code="token_audience"
+            )
+        if principal.lacks_oauth_scope("registry"):
+            raise exceptions.PermissionDenied(
+                "The token's authorization does not include the registry scope.", code="insufficient_scope"
+            )
         return (principal.user or principal, principal)
 
     def authenticate_header(self, request):
         return 'Bearer realm="mcp-gateway-registry"'
+
+
+class PublicListingAuthentication(BaseAuthentication):
+    """With PUBLIC_LISTING, a caller without credentials lists what the public group may list (listed
+    after the other classes, so a credential that is presented is always checked)."""
+
+    def authenticate(self, request):
+        if not settings.PUBLIC_LISTING or request.META.get("HTTP_AUTHORIZATION"):
+            return None
+        principal = principal_for_public()
+        return (principal, principal)
 
 
 class RegistrySessionAuthentication(SessionAuthentication):

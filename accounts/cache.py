@@ -2,7 +2,8 @@
 
 A token's Principal is kept until its epoch moves or the token expires. The epoch moves after any write
 that could change what a token may do: users (active, superuser, groups), groups, scopes and their
-groups, identity-provider group mappings, client credentials and tokens themselves (revocation). Those
+groups, identity-provider group mappings, client credentials, tokens themselves (revocation) and the
+consents and tokens of authorized applications (oauth/). Those
 writes happen in services, the admin and the internal API alike, so the bump is attached to the models'
 save/delete/m2m signals; the receivers do nothing else. Bulk `.update()`s of these models bypass the
 signals, so the services that do them bump the epoch themselves (accounts/services/tokens.py).
@@ -27,7 +28,7 @@ def token_key(raw: str) -> bytes:
 
 
 def _saved(sender, instance, created=False, update_fields=None, **kwargs) -> None:
-    if created and sender.__name__ in ("User", "IssuedToken", "ClientCredential"):
+    if created and sender.__name__ in ("User", "IssuedToken", "ClientCredential", "AccessToken"):
         return  # nothing cached was built from a row that did not exist
     if update_fields and set(update_fields) <= BOOKKEEPING_FIELDS:
         return
@@ -36,6 +37,15 @@ def _saved(sender, instance, created=False, update_fields=None, **kwargs) -> Non
 
 def _changed(**kwargs) -> None:
     PRINCIPALS.bump()
+
+
+def watch(model, *, saves: bool = True) -> None:
+    """Move the epoch when a row of `model` is deleted (and, with `saves`, changed): for models of other
+    apps a Principal is built from (oauth/apps.py)."""
+    name = f"{model._meta.app_label}-{model.__name__}"
+    if saves:
+        post_save.connect(_saved, sender=model, dispatch_uid=f"principal-cache-save-{name}")
+    post_delete.connect(_changed, sender=model, dispatch_uid=f"principal-cache-delete-{name}")
 
 
 def connect() -> None:

@@ -1,6 +1,8 @@
 from django.db import models
 
 ADMIN_GROUP = "mcp-registry-admin"  # members are admins, as are superusers; nothing else makes one
+# With PUBLIC_LISTING, anonymous callers list what this group's scopes let it list (a public grant).
+PUBLIC_GROUP = "mcp-registry-public"
 
 
 class UiPermission(models.TextChoices):
@@ -26,6 +28,8 @@ class AuthMethod(models.TextChoices):
     JWT = "jwt", "Registry-issued token"
     OIDC = "oidc", "Identity-provider token"
     BASIC = "basic", "HTTP Basic (internal)"
+    APPLICATION = "application", "Authorized application (OAuth)"
+    PUBLIC = "public", "Anonymous, with the public grant (PUBLIC_LISTING)"
 
 
 class TokenKind(models.TextChoices):
@@ -58,6 +62,9 @@ class AuditAction(models.TextChoices):
     GROUP_SERVER_REVOKE = "group.server_revoke", "Group's access to a server revoked"
     TOKEN_ISSUE = "token.issue", "Token issued"
     TOKEN_REVOKE = "token.revoke", "Token revoked"
+    OAUTH_CONSENT = "oauth.consent", "Application authorized"
+    OAUTH_CONSENT_WITHDRAW = "oauth.consent_withdraw", "Application's access withdrawn"
+    OAUTH_CLIENTS_PURGE = "oauth.clients_purge", "Unused application registrations removed"
     CREDENTIAL_CREATE = "credential.create", "Client credential created"
     CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"
     METRICS_KEY_CREATE = "metrics_key.create", "Metrics API key created"
@@ -69,7 +76,7 @@ class AuditAction(models.TextChoices):
 
 # Groups the registry's own roles rest on; the internal API refuses to delete them.
 SYSTEM_GROUPS = frozenset(
-    {ADMIN_GROUP, "mcp-registry-user", "mcp-registry-developer", "mcp-registry-operator"}
+    {ADMIN_GROUP, "mcp-registry-user", "mcp-registry-developer", "mcp-registry-operator", PUBLIC_GROUP}
 )
 GROUP_SCOPE_PREFIX = "group:"  # the scope a group owns is named `group:<group name>`
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from accounts.choices import ADMIN_GROUP, AuthMethod, UiPermission
+from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
 from registry_site.validators import normalize_path
 
@@ -68,6 +68,10 @@ class Principal:
     provider: str | None = None
     client_id: str | None = None
     token_jti: str | None = None  # the registry token this caller presented, if any
+    # An authorized application's token (oauth/) works only where it was issued for: `audience` is a
+    # server path or "registry" (oauth/resources.py), `oauth_scopes` the OAuth scopes it carries.
+    audience: str | None = None
+    oauth_scopes: frozenset[str] | None = None
     email: str = ""
     groups: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
@@ -85,6 +89,14 @@ class Principal:
 
     def get_username(self) -> str:
         return self.username
+
+    def bound_elsewhere(self, audience: str | None) -> bool:
+        """Is this caller's token bound to a resource other than `audience` (a server path, "registry")?"""
+        return self.audience is not None and self.audience != audience
+
+    def lacks_oauth_scope(self, scope: str) -> bool:
+        """Does this caller's token come from an authorization that did not grant OAuth `scope`?"""
+        return self.oauth_scopes is not None and scope not in self.oauth_scopes
 
     def can(self, permission: UiPermission | str, path: str | None = None) -> bool:
         """May this caller do `permission` on `path` (or on anything, when no path is given)?"""
@@ -192,4 +204,19 @@ def principal_for_idp_groups(
         is_admin=ADMIN_GROUP in group_names,
         server_rules=rules,
         ui=ui,
+    )
+
+
+def principal_for_public() -> Principal:
+    """The anonymous caller of a listing when PUBLIC_LISTING is on: it lists the servers the scopes of
+    the public group let it list (a public grant), and may do nothing else."""
+    scopes = list(Scope.objects.filter(groups__name=PUBLIC_GROUP).distinct().order_by("name"))
+    _, ui = _permissions(scopes)
+    listed = ui.get(UiPermission.LIST_SERVICE, frozenset())
+    return Principal(
+        username="",
+        auth_method=AuthMethod.PUBLIC,
+        groups=(PUBLIC_GROUP,),
+        scopes=tuple(scope.name for scope in scopes),
+        ui={UiPermission.LIST_SERVICE: listed} if listed else {},
     )

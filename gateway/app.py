@@ -32,6 +32,7 @@ from gateway import (
 )
 from registry_site.epochs import epochs_async
 from registry_site.errors import ErrorCode, asgi_error
+from registry_site.public_url import base_url_of_scope
 from registry_site.untrusted import InputRejected, json_loads
 from servers.cache import ROUTES
 
@@ -72,6 +73,10 @@ class Gateway:
             )
         if target is None:
             return await self.fallback(scope, receive, send)
+        if origin := headers.cors_origin(scope):
+            if scope["method"] == "OPTIONS":
+                return await _preflight(send, scope, origin, METHODS[target.endpoint])
+            send = _with_headers(send, headers.cors_headers(origin))
         try:
             await self.serve(scope, receive, send, target)
         except routing.NotOurs:
@@ -86,13 +91,19 @@ class Gateway:
                 headers={"Retry-After": "5"},
             )
         except routing.Refusal as refusal:
+            extra = refusal.headers
+            if refusal.status == 401 or refusal.code == ErrorCode.INSUFFICIENT_SCOPE:
+                value = routing.challenge(
+                    base_url_of_scope(scope), target.candidates[0], target.endpoint, refusal.code
+                )
+                extra = {**extra, "WWW-Authenticate": value}
             await asgi_error(
                 send,
                 path=scope["path"],
                 status=refusal.status,
                 detail=refusal.detail,
                 code=refusal.code,
-                headers=refusal.headers,
+                headers=extra,
             )
         except asyncio.CancelledError:
             pass  # the client went away; nothing to answer
@@ -131,6 +142,7 @@ class Gateway:
                 scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs
             )
         server_path, principal = route.server.path, route.principal
+        routing.check_binding(principal, target.candidates[0])
         url = route.server.proxy_pass_url
         query = scope.get("query_string", b"")
         if query:
@@ -157,7 +169,8 @@ class Gateway:
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
             raise routing.Refusal(
                 403,
-                ErrorCode.PERMISSION_DENIED,
+                # an authorized application is told to ask again (its user's rights may have changed)
+                ErrorCode.INSUFFICIENT_SCOPE if principal.audience else ErrorCode.PERMISSION_DENIED,
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
         offered = (
@@ -178,6 +191,24 @@ class Gateway:
             await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
+
+
+async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None:
+    """A CORS preflight from an allowed origin, answered before any credential is looked at."""
+    answer = headers.preflight_headers(scope, origin, methods)
+    await send({"type": "http.response.start", "status": 204, "headers": answer})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _with_headers(send, extra: list[tuple[bytes, bytes]]):
+    """`send`, adding `extra` to the start of the answer (CORS headers of an allowed origin)."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
 
 
 def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):

@@ -8,9 +8,12 @@ any identity header stay here, the server's outbound headers are added, and the 
 authentication challenges never reach the client.
 
 Before forwarding: the `Host` must be one of ALLOWED_HOSTS and an `Origin`, when a browser sends one,
-one of the registry's hosts or GATEWAY_ALLOWED_ORIGINS (DNS rebinding; the MCP transport requires the
-check). A POST whose protocol headers disagree with its body is refused: the body is what is authorized,
-and a header that says otherwise would let something in front of the server see another request.
+one of the registry's hosts or CORS_ALLOWED_ORIGINS (DNS rebinding; the MCP transport requires the
+check). Pages of those origins get the CORS headers Django's other JSON APIs give them (django-cors-headers,
+same settings): preflights answered before any credential is looked at, `Mcp-Session-Id` and
+`WWW-Authenticate` exposed. A POST whose protocol headers disagree with its body is refused: the body is
+what is authorized, and a header that says otherwise would let something in front of the server see
+another request.
 """
 
 from __future__ import annotations
@@ -73,14 +76,51 @@ def origin_problem(scope) -> str | None:
     if not origins:
         return None  # not a browser: nothing to rebind
     origin = origins[0].strip().rstrip("/").lower()
-    if len(origins) == 1 and origin in settings.GATEWAY_ALLOWED_ORIGINS:
+    if len(origins) == 1 and origin in _cors_origins():
         return None
     parts = urlsplit(origin)
     domain, _ = split_domain_port(parts.netloc)
     if len(origins) == 1 and parts.scheme in ("http", "https") and domain:
         if validate_host(domain, settings.ALLOWED_HOSTS):
             return None
-    return "The Origin header names a site this gateway does not serve (GATEWAY_ALLOWED_ORIGINS)."
+    return "The Origin header names a site this gateway does not serve (CORS_ALLOWED_ORIGINS)."
+
+
+def _cors_origins() -> frozenset[str]:
+    return frozenset(origin.lower() for origin in settings.CORS_ALLOWED_ORIGINS)
+
+
+def cors_origin(scope) -> str | None:
+    """The request's Origin when it is one of CORS_ALLOWED_ORIGINS (its pages may read the answer)."""
+    origins = _values(scope, b"origin")
+    if len(origins) != 1 or origins[0].strip().rstrip("/").lower() not in _cors_origins():
+        return None
+    return origins[0].strip()
+
+
+def cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    """The CORS headers of an answer to a page of `origin`."""
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", ", ".join(settings.CORS_EXPOSE_HEADERS).encode()),
+        (b"vary", b"Origin"),
+        (b"cross-origin-resource-policy", b"cross-origin"),
+    ]
+
+
+def preflight_headers(scope, origin: str, methods: tuple[str, ...]) -> list[tuple[bytes, bytes]]:
+    """The answer to a CORS preflight from `origin`: the methods of the endpoint, and the request headers
+    asked for that are CORS_ALLOW_HEADERS or the protocol's own (`Mcp-*`)."""
+    allowed = {name.lower() for name in settings.CORS_ALLOW_HEADERS}
+    asked = [name.strip().lower() for name in first(scope, b"access-control-request-headers").split(",")]
+    granted = [name for name in asked if name and (name in allowed or name.startswith("mcp-"))]
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-allow-methods", ", ".join(methods).encode()),
+        (b"access-control-allow-headers", ", ".join(granted).encode("latin-1")),
+        (b"access-control-max-age", str(settings.CORS_PREFLIGHT_MAX_AGE).encode()),
+        (b"vary", b"Origin"),
+    ]
 
 
 def protocol_disagreement(scope, batch: bool, messages: list[jsonrpc.Message]) -> str | None:

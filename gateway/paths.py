@@ -15,6 +15,7 @@ from registry_site.validators import PATH_PATTERN
 # Streamable HTTP: `/<path>/mcp`; the SSE transport: the stream `/<path>/sse` and the messages it names,
 # `/<path>/messages/?session_id=...`.
 ENDPOINTS = ("mcp", "sse", "messages")
+WELL_KNOWN = b"/.well-known/"
 _ENCODED_SEPARATORS = re.compile(rb"%(2e|2f|5c)", re.IGNORECASE)
 
 
@@ -33,6 +34,8 @@ def gateway_path(raw_path: bytes) -> GatewayPath | None:
 
     Raises PathRefused for a gateway path that is ambiguous or malformed."""
     path = raw_path.split(b"?", 1)[0]
+    if path.startswith(WELL_KNOWN):
+        return None  # metadata documents about gateway URLs (RFC 9728) are Django's
     trimmed = path[:-1] if path.endswith(b"/") else path
     head, _, endpoint = trimmed.rpartition(b"/")
     if endpoint.decode("latin-1") not in ENDPOINTS or not head:

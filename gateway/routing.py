@@ -19,7 +19,7 @@ from registry_site.errors import ErrorCode
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
 
-CHALLENGE = 'Bearer realm="mcp-gateway-registry"'
+METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 @dataclass(frozen=True)
@@ -78,17 +78,31 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
         try:
             principal = principal_from_bearer(token, epoch=epochs[0])
         except exceptions.AuthenticationFailed as failed:
-            raise Refusal(
-                401, failed.get_codes(), str(failed.detail), {"WWW-Authenticate": CHALLENGE}
-            ) from None
+            raise Refusal(401, failed.get_codes(), str(failed.detail)) from None
     else:
         morsel = SimpleCookie(cookie).get(settings.SESSION_COOKIE_NAME) if cookie else None
         principal = principal_from_session_key(morsel.value if morsel else None)
         if principal is None:
-            raise Refusal(
-                401,
-                ErrorCode.NOT_AUTHENTICATED,
-                "Authentication credentials were not provided.",
-                {"WWW-Authenticate": CHALLENGE},
-            )
+            raise Refusal(401, ErrorCode.NOT_AUTHENTICATED, "Authentication credentials were not provided.")
     return _route(server, principal, candidates)
+
+
+def check_binding(principal: Principal, audience: str) -> None:
+    """An authorized application's token works only at the server it was issued for (RFC 8707) and
+    with the `mcp` scope; Refusal otherwise. Other credentials are not bound."""
+    if principal.bound_elsewhere(audience):
+        raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
+    if principal.lacks_oauth_scope("mcp"):
+        raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
+
+
+def challenge(base_url: str, audience: str, endpoint: str, code: str) -> str:
+    """The `WWW-Authenticate` of a 401 or 403 (MCP authorization, RFC 9728 section 5.1): where the
+    resource's metadata is, the scope a token needs, and what was wrong with the one presented."""
+    resource = f"{audience}/{'sse' if endpoint == 'messages' else endpoint}"
+    value = f'Bearer resource_metadata="{base_url}{METADATA_PATH}{resource}", scope="mcp"'
+    if code == ErrorCode.INSUFFICIENT_SCOPE or code == ErrorCode.PERMISSION_DENIED:
+        return f'{value}, error="insufficient_scope"'
+    if code != ErrorCode.NOT_AUTHENTICATED:
+        return f'{value}, error="invalid_token"'
+    return value

@@ -1,6 +1,7 @@
 """The operator console's admin site: the Django admin arranged for operators.
 
-- One "Accounts" section: the registry's accounts app and Django's groups together.
+- One "Accounts" section: the registry's accounts app and Django's groups together; one "Oauth" section:
+  users' consents and django-oauth-toolkit's applications, tokens and codes.
 - Models nobody uses here are not registered: allauth's e-mail addresses (logins are by username), its
   provider apps and tokens (providers come from the environment; tokens are not stored), and the linked
   provider accounts unless an identity provider is configured.
@@ -13,7 +14,7 @@ from django.contrib.admin.apps import AdminConfig
 from django.urls import path, reverse
 
 # Apps whose models the console shows in another app's section.
-MERGED_SECTIONS = {"auth": "accounts"}
+MERGED_SECTIONS = {"auth": "accounts", "oauth2_provider": "oauth"}
 
 
 class ConsoleAdminSite(admin.AdminSite):
@@ -58,8 +59,9 @@ def _plots_entry() -> dict:
 def unused_models_unregister(site: admin.AdminSite) -> None:
     from allauth.account.models import EmailAddress
     from allauth.socialaccount.models import SocialAccount, SocialApp, SocialToken
+    from oauth2_provider.models import IDToken
 
-    unused = [EmailAddress, SocialApp, SocialToken]
+    unused = [EmailAddress, SocialApp, SocialToken, IDToken]  # ID tokens: OpenID Connect is not served
     if not settings.SOCIALACCOUNT_PROVIDERS:
         unused.append(SocialAccount)
     for model in unused:

@@ -24,6 +24,8 @@ class ErrorCode(StrEnum):
     TOKEN_INVALID = "token_invalid"
     TOKEN_EXPIRED = "token_expired"
     TOKEN_REVOKED = "token_revoked"
+    TOKEN_AUDIENCE = "token_audience"
+    INSUFFICIENT_SCOPE = "insufficient_scope"
     INVALID_CLIENT = "invalid_client"
     UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type"
     PERMISSION_DENIED = "permission_denied"

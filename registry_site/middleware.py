@@ -118,6 +118,8 @@ class SecurityHeadersMiddleware(HybridMiddleware):
         }
 
     def after(self, request, response):
+        if "Access-Control-Allow-Origin" in response.headers:  # meant to be read by other origins (CORS)
+            response.headers.setdefault("Cross-Origin-Resource-Policy", "cross-origin")
         for name, value in self.headers.items():
             response.headers.setdefault(name, value)
         return response

@@ -18,6 +18,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
     path("", include("accounts.urls")),
+    path("", include("oauth.urls")),
     path("", include("accounts.api.urls")),
     path("", include("gateway.api.urls")),
     path("", include("servers.api.urls")),

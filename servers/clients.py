@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 
-from django.conf import settings
-
+from registry_site.public_url import base_url
 from servers.choices import Transport
 from servers.models import Server
 
 
 def gateway_base_url(request) -> str:
-    """GATEWAY_PUBLIC_URL, or the URL the request came in on."""
-    return settings.GATEWAY_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+    """GATEWAY_PUBLIC_URL, or the URL the request came in on (registry_site/public_url.py)."""
+    return base_url(request)
 
 
 def gateway_transport(server: Server, base_url: str) -> dict:

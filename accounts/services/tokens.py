@@ -102,6 +102,10 @@ def user_token_issue(
         raise TokenRequestError(
             "Tokens are issued to registry users only.", code="permission_denied", status=403
         )
+    if principal.auth_method == AuthMethod.APPLICATION:
+        raise TokenRequestError(
+            "An authorized application's token cannot issue tokens.", code="permission_denied", status=403
+        )
     if principal.client_id is not None or principal.user.is_service_account:
         raise TokenRequestError(
             "Service accounts cannot issue tokens: they get short-lived tokens with client credentials.",

@@ -15,6 +15,7 @@ from accounts.principal import Principal
 from accounts.selectors import tokens_in_force
 from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
+from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
 from servers.selectors import servers_listed
 
@@ -89,6 +90,7 @@ def _tokens_page(request, principal: Principal, values: dict, *, error="", grant
         "lifetimes": _lifetimes(),
         "default_hours": settings.TOKEN_DEFAULT_HOURS,
         "my_tokens": tokens_in_force(principal.user) if principal.user is not None else [],
+        "applications": consents_of(principal.user) if principal.user is not None else [],
         "may_issue": principal.user is not None and not principal.user.is_service_account,
     }
     return render(request, "accounts/tokens.html", context, status=status)

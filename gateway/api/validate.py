@@ -21,7 +21,7 @@ from accounts.authentication import (
     report_auth_request,
 )
 from accounts.principal import Principal
-from gateway import jsonrpc
+from gateway import jsonrpc, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
 from registry_site.errors import ApiError, ErrorCode
@@ -69,6 +69,11 @@ def _target(request) -> tuple[str, bool]:
     if server is None:
         return target.candidates[0], False
     return server.path, server.is_enabled
+
+
+def _requested_path(request) -> str:
+    """The server path X-Original-URL names as the client wrote it (what a token is bound to)."""
+    return gateway_path(urlsplit(request.headers["X-Original-URL"]).path.encode("latin-1")).candidates[0]
 
 
 SESSION_METHODS = ("GET", "DELETE")  # an MCP session's stream and its end: no JSON-RPC body
@@ -152,6 +157,10 @@ class ValidateView(APIView):
 
     def check(self, request, principal: Principal) -> Response:
         server_path, enabled = _target(request)
+        try:
+            routing.check_binding(principal, _requested_path(request))
+        except routing.Refusal as refusal:
+            raise ApiError(refusal.status, refusal.code, refusal.detail, BEARER_CHALLENGE) from None
         server_name = server_path.lstrip("/")
         messages = _messages(request)
         for message in messages:

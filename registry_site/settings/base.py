@@ -57,10 +57,13 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "allauth.socialaccount.providers.openid_connect",
     "allauth.socialaccount.providers.github",
+    "oauth2_provider",
+    "corsheaders",
     "registry_site",
     "accounts",
     "servers",
     "gateway",
+    "oauth",
     "agents",
     "metrics",
 ]
@@ -70,6 +73,7 @@ MIDDLEWARE = [
     "registry_site.middleware.RequestIdMiddleware",
     "registry_site.middleware.UntrustedInputMiddleware",
     "registry_site.middleware.SecurityHeadersMiddleware",
+    "corsheaders.middleware.CorsMiddleware",  # preflights answered before any authentication
     "django.middleware.security.SecurityMiddleware",
     "registry_site.static_files.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -166,15 +170,12 @@ GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="").rstrip("/")
 # The built-in gateway (gateway/): upstream timeouts (a read may wait this long for the next
 # bytes of an answer or stream); open exchanges per server origin and per caller, each per web process
 # (gateway/limits.py: the one over its share gets 429 at once); the largest answer it reads whole to
-# filter tool lists (gateway/streams.py); origins of browser pages allowed besides ALLOWED_HOSTS.
+# filter tool lists (gateway/streams.py). Browser origins: CORS_ALLOWED_ORIGINS (settings/oauth.py).
 GATEWAY_CONNECT_TIMEOUT_SECONDS = env.float("GATEWAY_CONNECT_TIMEOUT_SECONDS", default=5.0)
 GATEWAY_TIMEOUT_SECONDS = env.float("GATEWAY_TIMEOUT_SECONDS", default=300.0)
 GATEWAY_MAX_CONNECTIONS = env.int("GATEWAY_MAX_CONNECTIONS", default=100)
 GATEWAY_MAX_STREAMS_PER_CALLER = env.int("GATEWAY_MAX_STREAMS_PER_CALLER", default=32)
 GATEWAY_MAX_REWRITE_BYTES = env.int("GATEWAY_MAX_REWRITE_BYTES", default=16 * 1024 * 1024)
-GATEWAY_ALLOWED_ORIGINS = [
-    origin.strip().rstrip("/").lower() for origin in env.list("GATEWAY_ALLOWED_ORIGINS", default=[])
-]
 DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
@@ -208,4 +209,8 @@ from registry_site.settings.celery import *  # noqa: E402,F403
 from registry_site.settings.channels import *  # noqa: E402,F403
 from registry_site.settings.embeddings import *  # noqa: E402,F403
 from registry_site.settings.metrics import *  # noqa: E402,F403
+from registry_site.settings.oauth import *  # noqa: E402,F403
+
+if GATEWAY_PUBLIC_URL:  # the issuer of the authorization server is the public URL, whatever the Host
+    OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = GATEWAY_PUBLIC_URL  # noqa: F405
 from registry_site.settings.rest import *  # noqa: E402,F403

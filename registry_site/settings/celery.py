@@ -42,6 +42,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 3500},
     },
+    # Applications that registered themselves and were never authorized; expired OAuth tokens.
+    "purge-unused-applications": {
+        "task": "oauth.purge_unused_applications_task",
+        "schedule": 3600.0,
+        "options": {"expires": 3500},
+    },
     # Backstop of the on-commit embedding tasks: embeds agents still marked dirty (a lost task, a
     # worker that was down, an edit made while an embedding ran).
     "embed-dirty-agents": {

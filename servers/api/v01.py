@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
-from accounts.authentication import BearerAuthentication, principal_of
+from accounts.authentication import BearerAuthentication, PublicListingAuthentication, principal_of
 from registry_site.errors import ApiError, ErrorCode
 from registry_site.openapi import V01Error, documented, path_parameter
 from registry_site.validators import PATH_PATTERN
@@ -47,7 +47,7 @@ def not_found(message: str = "Server not found") -> ApiError:
 
 
 class V01View(APIView):
-    authentication_classes = [BearerAuthentication]
+    authentication_classes = [BearerAuthentication, PublicListingAuthentication]
     permission_classes = [IsAuthenticatedPrincipal]
 
 

@@ -1,0 +1,28 @@
+"""The authorization server in the operator console: django-oauth-toolkit's applications (registered by
+an administrator, dynamically or by a metadata document), tokens and codes, and users' consents, whose
+withdrawal goes through the same service as the token page's."""
+
+from django.contrib import admin, messages
+
+from oauth.models import Consent
+from oauth.services import consent_withdraw
+
+
+@admin.register(Consent)
+class ConsentAdmin(admin.ModelAdmin):
+    list_display = ("user", "application", "all_rights", "remembered", "updated_at")
+    list_filter = ("all_rights", "remembered", "application__registration_source")
+    search_fields = ("user__username", "application__name", "application__client_id")
+    list_select_related = ("user", "application")
+    readonly_fields = ("user", "application", "all_rights", "scopes", "resources", "remembered", "created_at")
+    actions = ["withdraw"]
+
+    def has_add_permission(self, request):
+        return False  # consents are given by users on the consent page
+
+    @admin.action(description="Withdraw the selected consents (their applications' tokens end)")
+    def withdraw(self, request, queryset):
+        revoked = sum(consent_withdraw(actor=request.user, consent=consent) for consent in queryset)
+        self.message_user(
+            request, f"{queryset.count()} consents withdrawn, {revoked} tokens revoked.", messages.SUCCESS
+        )

@@ -1,0 +1,31 @@
+from django.conf import settings
+from django.db import models
+
+
+class Consent(models.Model):
+    """A user's approval of an application (an MCP host): the rights its tokens carry, which are the
+    user's own narrowed to the scopes chosen on the consent page (`all_rights`: every right the user has,
+    administration included), and the resources approved. A remembered consent is not asked again for
+    those resources; withdrawing it revokes every token of the application for that user."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_consents"
+    )
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="consents"
+    )
+    all_rights = models.BooleanField(default=False, help_text="every right of the user, as they change")
+    scopes = models.JSONField(default=list, blank=True, help_text="the registry scopes tokens may use")
+    resources = models.JSONField(default=list, blank=True, help_text="the resource URLs approved")
+    remembered = models.BooleanField(default=False, help_text="not asked again for these resources")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "application"], name="oauth_consent_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.application}"

@@ -1,0 +1,94 @@
+"""Writes of the authorization server: a user's consent (given, narrowed, withdrawn) and the removal of
+self-registered applications that never completed an authorization."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
+
+from accounts.choices import AuditAction
+from accounts.models import User
+from accounts.services.audit import audit_event_record
+from oauth.models import Consent
+
+
+def consent_record(
+    *,
+    user: User,
+    application: Application,
+    all_rights: bool,
+    scopes: list[str],
+    resource: str,
+    remember: bool,
+) -> Consent:
+    """The user approved `application` for `resource` with these rights. One consent per user and
+    application: approving again replaces its rights (for the tokens already issued too) and adds the
+    resource."""
+    with transaction.atomic():
+        consent, _ = Consent.objects.select_for_update().get_or_create(user=user, application=application)
+        consent.all_rights = all_rights
+        consent.scopes = sorted(set(scopes))
+        if resource not in consent.resources:
+            consent.resources = [*consent.resources, resource]
+        consent.remembered = remember
+        consent.save()
+        audit_event_record(
+            actor=user,
+            action=AuditAction.OAUTH_CONSENT,
+            target=f"application:{application.client_id}",
+            detail={
+                "name": application.name,
+                "resource": resource,
+                "all_rights": all_rights,
+                "scopes": consent.scopes,
+                "remembered": remember,
+            },
+        )
+    return consent
+
+
+def consent_withdraw(*, actor, consent: Consent) -> int:
+    """End an application's access for the consent's user: the consent and every token and pending
+    code of the application for that user. Returns how many access tokens were revoked."""
+    user, application = consent.user, consent.application
+    with transaction.atomic():
+        revoked = AccessToken.objects.filter(user=user, application=application).count()
+        RefreshToken.objects.filter(user=user, application=application).delete()
+        AccessToken.objects.filter(user=user, application=application).delete()
+        Grant.objects.filter(user=user, application=application).delete()
+        consent.delete()
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.OAUTH_CONSENT_WITHDRAW,
+            target=f"application:{application.client_id}",
+            detail={"name": application.name, "user": user.get_username(), "tokens_revoked": revoked},
+        )
+    return revoked
+
+
+def applications_purge_unused(*, older_than: timedelta) -> int:
+    """Remove applications that registered themselves (dynamic registration or a metadata document)
+    longer than `older_than` ago and were never authorized by anyone. Safe to run twice."""
+    unused = Application.objects.filter(
+        registration_source__in=[Application.RegistrationSource.DCR, Application.RegistrationSource.CIMD],
+        created__lt=timezone.now() - older_than,
+    ).exclude(Exists(Consent.objects.filter(application=OuterRef("pk"))))
+    # (a registration's own management token, RFC 7592, has no user: it is not a use)
+    unused = unused.exclude(
+        Exists(AccessToken.objects.filter(application=OuterRef("pk"), user__isnull=False))
+    )
+    with transaction.atomic():
+        names = list(unused.values_list("client_id", flat=True)[:1000])
+        deleted = Application.objects.filter(client_id__in=names).delete()[1].get(Application._meta.label, 0)
+        if deleted:
+            audit_event_record(
+                actor=None,
+                action=AuditAction.OAUTH_CLIENTS_PURGE,
+                target="application:*",
+                detail={"removed": deleted, "older_than_hours": older_than.total_seconds() / 3600},
+            )
+    return deleted

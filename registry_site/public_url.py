@@ -1,0 +1,36 @@
+"""The URL clients reach the registry at: GATEWAY_PUBLIC_URL when set, else the scheme and Host of the
+request (behind a proxy, SECURE_PROXY_SSL_HEADER says when it was https). One rule for the pages, the
+APIs, the OAuth metadata and the gateway's own answers (an ASGI scope has no Django request)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+
+def base_url(request) -> str:
+    """The public base URL (no trailing slash) of a Django request."""
+    return settings.GATEWAY_PUBLIC_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+def base_url_of_scope(scope) -> str:
+    """The public base URL of an ASGI HTTP scope, as `base_url` gives it for the same request."""
+    if settings.GATEWAY_PUBLIC_URL:
+        return settings.GATEWAY_PUBLIC_URL
+    headers = dict(scope.get("headers") or [])
+    scheme = scope.get("scheme", "http")
+    proxied = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if proxied:
+        name = proxied[0].removeprefix("HTTP_").replace("_", "-").lower().encode()
+        if headers.get(name, b"").decode("latin-1").strip() == proxied[1]:
+            scheme = "https"
+    host = headers.get(b"host", b"").decode("latin-1").strip()
+    if not host and scope.get("server"):
+        address, port = scope["server"][:2]
+        host = f"{address}:{port}"
+    return f"{scheme}://{host}"
+
+
+def origin(url: str) -> str:
+    """`scheme://host[:port]` of a base URL, lower-cased (a base URL may carry a path)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}".lower()
