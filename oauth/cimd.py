@@ -31,7 +31,7 @@ class MetadataFetcher(cimd.SafeMetadataFetcher):
         port = parsed.port or 443
         if not (settings.OAUTH_CIMD_ALLOW_LOOPBACK and _loopback_only(parsed.hostname, port)):
             return super().fetch(client_id)
-        timeout = settings.OAUTH_CIMD_TIMEOUT_SECONDS
+        timeout = cimd.oauth2_settings.CIMD_FETCH_TIMEOUT_SECONDS  # OAUTH_CIMD_TIMEOUT_SECONDS
         pool = urllib3.HTTPSConnectionPool(
             host=parsed.hostname,
             port=port,

@@ -80,6 +80,15 @@ class ConsentView(AuthorizationView):
         if "form" not in context:  # an error page of django-oauth-toolkit
             return super().render_to_response(context, **kwargs)
         application = context["application"]
+        if context.get("code_challenge_method") != "S256":  # (a missing challenge never gets this far)
+            error = CustomOAuth2Error(
+                error="invalid_request",
+                description='Unsupported code_challenge_method; use "S256".',
+                state=context.get("state"),
+            )
+            return self.error_response(
+                OAuthToolkitError(error=error, redirect_uri=context["redirect_uri"]), application
+            )
         resource = self._resource(context.get("resource"), context.get("state"), context["redirect_uri"])
         if isinstance(resource, OAuthToolkitError):
             return self.error_response(resource, application)

@@ -353,7 +353,7 @@ def test_hosts_and_origins_the_registry_does_not_serve_are_refused(
 
 
 def test_an_origin_allowed_by_the_setting_is_served(gateway, caller, time_server, settings):
-    settings.GATEWAY_ALLOWED_ORIGINS = ["https://vscode.dev"]
+    settings.CORS_ALLOWED_ORIGINS = ["https://vscode.dev"]
     ServerFactory(path="/clock", proxy_pass_url=time_server)
     token = caller(EVERYTHING)
 

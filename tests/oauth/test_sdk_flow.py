@@ -134,8 +134,10 @@ def test_the_sdk_uses_a_client_id_metadata_document_served_on_loopback(
 def test_a_denied_consent_returns_the_standard_error_and_issues_nothing(clock, olga):
     browser = Browser("olga", allow=False)
 
-    with pytest.raises(Exception):  # the SDK gives up: its user said no
+    with pytest.raises(BaseExceptionGroup) as raised:  # the SDK gives up: its user said no
         anyio.run(session, clock, provider(clock, browser, MemoryStorage()), list_and_add)
+
+    assert raised.group_contains(PermissionError, match="access_denied")
 
     assert "error=access_denied" in browser.callbacks[0]
     assert (AccessToken.objects.filter(user=olga).count(), Consent.objects.count()) == (0, 0)

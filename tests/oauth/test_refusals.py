@@ -1,0 +1,303 @@
+"""What the authorization server and the gateway refuse: authorization requests without S256 PKCE, with an
+unregistered redirect URI or a resource that is not ours; tokens used at another server; a refresh token
+used twice (its family ends); bad metadata documents; registration floods; withdrawn consents."""
+
+import base64
+import hashlib
+import json
+import secrets
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+import requests
+from oauth2_provider.models import AccessToken, Application
+
+from accounts.models import AuditEvent
+from oauth.models import Consent
+from tests.browser.conftest import PASSWORD
+from tests.factories import ServerFactory
+from tests.gateway.gateway_calls import INITIALIZE, gateway_fixture, post  # noqa: F401
+from tests.mcp_servers import time_server_fixture  # noqa: F401
+from tests.oauth.flow import REDIRECT_URI, DocumentServer, loopback_certificate
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VERIFIER = secrets.token_urlsafe(48)
+CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
+
+
+@pytest.fixture
+def olga(member, scope_factory):
+    for path in ("/alpha", "/beta"):
+        scope_factory(
+            f"{path[1:]}-users",
+            group="users",
+            server_rules=[{"server": path, "methods": ["*"], "tools": ["*"]}],
+        )
+    user = member("olga", "users")
+    user.set_password(PASSWORD)
+    user.save()
+    return user
+
+
+@pytest.fixture
+def servers(time_server):
+    ServerFactory(path="/alpha", proxy_pass_url=time_server)
+    ServerFactory(path="/beta", proxy_pass_url=time_server)
+
+
+class Host:
+    """An MCP host speaking plain HTTP to the registry on loopback, its user logged in."""
+
+    def __init__(self, base: str):
+        self.base = base
+        self.browser = requests.Session()
+        page = self.browser.get(f"{base}/login")
+        token = page.cookies.get("csrftoken") or self.browser.cookies.get("csrftoken")
+        self.browser.post(
+            f"{base}/login",
+            data={"username": "olga", "password": PASSWORD, "csrfmiddlewaretoken": token},
+            headers={"Referer": f"{base}/login"},
+        )
+
+    def register(self, **metadata) -> requests.Response:
+        document = {
+            "client_name": "Plain Host",
+            "redirect_uris": [REDIRECT_URI],
+            "token_endpoint_auth_method": "none",
+        }
+        return requests.post(f"{self.base}/oauth/register", json={**document, **metadata})
+
+    def authorize(self, client_id: str, resource: str | None, **overrides) -> requests.Response:
+        params = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "state": "s1",
+            "code_challenge": CHALLENGE,
+            "code_challenge_method": "S256",
+            "scope": "mcp",
+            **({"resource": resource} if resource else {}),
+            **overrides,
+        }
+        params = {key: value for key, value in params.items() if value is not None}
+        return self.browser.get(f"{self.base}/oauth/authorize?{urlencode(params)}", allow_redirects=False)
+
+    def consent(self, page: requests.Response, *, allow: bool = True) -> str:
+        """Answer the consent page; the URL the registry sends the browser to."""
+        inputs = _inputs(page.text)
+        form = {name: value for name, value in inputs if name not in ("rights", "remember")}
+        form["rights"] = [value for name, value in inputs if name == "rights"]  # all, as shown checked
+        if allow:
+            form["allow"] = "on"
+        answer = self.browser.post(
+            f"{self.base}/oauth/authorize", data=form, headers={"Referer": page.url}, allow_redirects=False
+        )
+        assert answer.status_code == 302, answer.text[:500]
+        return answer.headers["Location"]
+
+    def tokens(self, resource: str) -> dict:
+        client_id = self.register().json()["client_id"]
+        location = self.consent(self.authorize(client_id, resource))
+        code = parse_qs(urlsplit(location).query)["code"][0]
+        answer = requests.post(
+            f"{self.base}/oauth/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": REDIRECT_URI,
+                "client_id": client_id,
+                "code_verifier": VERIFIER,
+                "resource": resource,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        return {**answer.json(), "client_id": client_id}
+
+
+def _inputs(html: str) -> list[tuple[str, str]]:
+    import re
+
+    found = []
+    for tag in re.findall(r"<input[^>]*>", html):
+        name = re.search(r'name="([^"]*)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name:
+            found.append((name.group(1), (value.group(1) if value else "").replace("&amp;", "&")))
+    return found
+
+
+def _error_of(location: str) -> str:
+    return parse_qs(urlsplit(location).query)["error"][0]
+
+
+@pytest.fixture
+def host(gateway, olga):
+    return Host(gateway.url(""))
+
+
+def test_an_authorization_without_pkce_or_with_plain_is_refused(host):
+    client_id = host.register().json()["client_id"]
+    resource = host.base + "/alpha/mcp"
+
+    missing = host.authorize(client_id, resource, code_challenge=None, code_challenge_method=None)
+    plain = host.authorize(client_id, resource, code_challenge=VERIFIER, code_challenge_method="plain")
+
+    assert (missing.status_code, _error_of(missing.headers["Location"])) == (302, "invalid_request")
+    assert (plain.status_code, _error_of(plain.headers["Location"])) == (302, "invalid_request")
+    assert AccessToken.objects.filter(user__isnull=False).count() == 0
+
+
+def test_a_redirect_uri_that_was_not_registered_is_never_redirected_to(host):
+    client_id = host.register().json()["client_id"]
+
+    answer = host.authorize(client_id, host.base + "/alpha/mcp", redirect_uri="https://evil.example/cb")
+
+    assert answer.status_code == 400
+    assert "evil.example" not in answer.headers.get("Location", "")
+
+
+@pytest.mark.parametrize(
+    "resource", [None, "https://elsewhere.example/alpha/mcp", "{base}/alpha/messages", "{base}/al pha/mcp"]
+)
+def test_a_resource_that_is_not_ours_is_refused(host, resource):
+    client_id = host.register().json()["client_id"]
+
+    answer = host.authorize(client_id, resource.format(base=host.base) if resource else None)
+
+    assert (answer.status_code, _error_of(answer.headers["Location"])) == (302, "invalid_target")
+
+
+def test_a_token_for_alpha_is_refused_at_beta_and_at_the_registry_api(host, servers, gateway):
+    tokens = host.tokens(host.base + "/alpha/mcp")
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+
+    at_alpha, _, _ = post(gateway.port, "/alpha/mcp", INITIALIZE, headers)
+    at_beta, beta_headers, body = post(gateway.port, "/beta/mcp", INITIALIZE, headers)
+    at_api = requests.get(f"{host.base}/v0.1/servers", headers=headers)
+
+    assert at_alpha == 200
+    assert (at_beta, json.loads(body)["error_code"]) == (401, "token_audience")
+    assert {k.lower(): v for k, v in beta_headers.items()}["www-authenticate"] == (
+        f'Bearer resource_metadata="{host.base}/.well-known/oauth-protected-resource/beta/mcp", '
+        'scope="mcp", error="invalid_token"'
+    )
+    assert (at_api.status_code, at_api.json()["error"]["code"]) == (401, "UNAUTHORIZED")
+
+
+def test_the_gateway_401_points_at_the_resource_metadata(host, servers, gateway):
+    answered, headers, _ = post(gateway.port, "/alpha/mcp", INITIALIZE)
+
+    assert answered == 401
+    assert {k.lower(): v for k, v in headers.items()}["www-authenticate"] == (
+        f'Bearer resource_metadata="{host.base}/.well-known/oauth-protected-resource/alpha/mcp", scope="mcp"'
+    )
+
+
+def test_a_refresh_token_used_twice_revokes_its_whole_family(host, servers, gateway):
+    tokens = host.tokens(host.base + "/alpha/mcp")
+    refresh = {
+        "grant_type": "refresh_token",
+        "refresh_token": tokens["refresh_token"],
+        "client_id": tokens["client_id"],
+    }
+
+    first = requests.post(f"{host.base}/oauth/token", data=refresh)
+    replayed = requests.post(f"{host.base}/oauth/token", data=refresh)
+    newest = first.json()["access_token"]
+    answered, _, body = post(gateway.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {newest}"})
+
+    assert (first.status_code, replayed.status_code, replayed.json()["error"]) == (200, 400, "invalid_grant")
+    assert (answered, json.loads(body)["error_code"]) == (401, "token_revoked")
+
+
+def test_a_revoked_token_and_a_withdrawn_consent_end_access_at_once(host, servers, gateway, olga):
+    tokens = host.tokens(host.base + "/alpha/mcp")
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+    assert post(gateway.port, "/alpha/mcp", INITIALIZE, headers)[0] == 200
+
+    page = host.browser.get(f"{host.base}/api/tokens")
+    consent = Consent.objects.get()
+    withdrawn = host.browser.post(
+        f"{host.base}/oauth/applications/{consent.pk}/revoke",
+        data={"csrfmiddlewaretoken": host.browser.cookies["csrftoken"]},
+        headers={"Referer": page.url},
+        allow_redirects=False,
+    )
+    answered, _, body = post(gateway.port, "/alpha/mcp", INITIALIZE, headers)
+
+    assert "Plain Host" in page.text and withdrawn.status_code == 303
+    assert (answered, json.loads(body)["error_code"]) == (401, "token_revoked")
+    assert AuditEvent.objects.filter(action="oauth.consent_withdraw", actor=olga).count() == 1
+
+    again = host.tokens(host.base + "/alpha/mcp")
+    revoked = requests.post(
+        f"{host.base}/oauth/revoke", data={"token": again["access_token"], "client_id": again["client_id"]}
+    )
+    answered, _, _ = post(
+        gateway.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {again['access_token']}"}
+    )
+
+    assert (revoked.status_code, answered) == (200, 401)
+
+
+def test_registration_is_limited_per_address_and_http_redirects_must_be_loopback(host, settings):
+    settings.OAUTH_REGISTRATIONS_PER_HOUR = 2
+
+    remote = host.register(redirect_uris=["http://app.example/callback"])
+    second = host.register()
+    flooded = host.register()
+
+    assert (remote.status_code, remote.json()["error"]) == (400, "invalid_redirect_uri")
+    assert second.status_code == 201
+    assert (flooded.status_code, flooded.json()["error"]) == (429, "temporarily_unavailable")
+    assert int(flooded.headers["Retry-After"]) > 0
+    assert Application.objects.count() == 1
+
+
+@pytest.fixture
+def documents(tmp_path, settings, monkeypatch):
+    settings.OAUTH_CIMD_ALLOW_LOOPBACK = True
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 1}
+    cert, key = loopback_certificate(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    served = DocumentServer(cert, key)
+    yield served
+    served.stop()
+
+
+def test_a_metadata_document_that_is_fine_registers_its_client(host, documents):
+    client_id = documents.client_document("good.json")
+
+    answer = host.authorize(client_id, host.base + "/alpha/mcp")
+
+    assert answer.status_code == 200 and "identity verified" in answer.text
+    assert Application.objects.get().registration_source == "cimd"
+
+
+@pytest.mark.parametrize(
+    "problem", ["http", "too_large", "too_slow", "other_redirect", "not_json", "loopback_off"]
+)
+def test_a_bad_metadata_document_registers_nothing(host, documents, settings, problem):
+    client_id = documents.client_document(f"{problem}.json")
+    if problem == "http":
+        client_id = client_id.replace("https://", "http://")
+    elif problem == "too_large":
+        documents.put(
+            "too_large.json", {"client_id": client_id, "redirect_uris": [REDIRECT_URI], "pad": "x" * 20000}
+        )
+    elif problem == "too_slow":
+        documents.put("too_slow.json", {"client_id": client_id, "redirect_uris": [REDIRECT_URI]}, delay=3.0)
+    elif problem == "other_redirect":
+        documents.client_document("other_redirect.json", redirect_uris=["http://127.0.0.1:9/elsewhere"])
+    elif problem == "not_json":
+        documents.put("not_json.json", b"<html>", content_type="text/html")
+    elif problem == "loopback_off":
+        settings.OAUTH_CIMD_ALLOW_LOOPBACK = False
+
+    answer = host.authorize(client_id, host.base + "/alpha/mcp")
+
+    assert answer.status_code == 400
+    assert REDIRECT_URI not in answer.headers.get("Location", "")
+    # (a fine document that lacks the redirect URI registers its client, which may not use that URI)
+    assert Application.objects.count() == (1 if problem == "other_redirect" else 0)
