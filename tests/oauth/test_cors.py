@@ -73,7 +73,9 @@ def test_the_gateway_follows_the_same_rule(gateway, caller, time_server, vscode_
         headers={
             "Origin": VSCODE,
             "Access-Control-Request-Method": "POST",
-            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version, mcp-param-city, x-evil",
+            "Access-Control-Request-Headers": (
+                "authorization, content-type, mcp-protocol-version, mcp-param-city, x-evil"
+            ),
         },
     )
     preflight = connection.getresponse()
