@@ -3,6 +3,8 @@ an administrator, dynamically or by a metadata document), tokens and codes, and 
 withdrawal goes through the same service as the token page's."""
 
 from django.contrib import admin, messages
+from oauth2_provider.admin import ApplicationAdmin
+from oauth2_provider.models import Application
 
 from oauth.models import Consent
 from oauth.services import consent_withdraw
@@ -26,3 +28,17 @@ class ConsentAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"{queryset.count()} consents withdrawn, {revoked} tokens revoked.", messages.SUCCESS
         )
+
+
+admin.site.unregister(Application)
+
+
+@admin.register(Application)
+class RegisteredApplicationAdmin(ApplicationAdmin):
+    """Applications with how each identified itself: registered here, dynamically, or by a metadata
+    document (whose URL is its client id)."""
+
+    list_display = ("name", "client_id", "registration_source", "client_type", "created")
+    list_filter = ("registration_source", "client_type", "authorization_grant_type")
+    search_fields = ("name", "client_id")
+    list_select_related = ("user",)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application
 
 from accounts.models import Scope, User
@@ -26,14 +25,8 @@ def consent_of(user: User, application: Application) -> Consent | None:
 
 
 def consents_of(user: User) -> list[Consent]:
-    """The applications a user has authorized, newest first, each with `live_tokens` counted."""
-    consents = list(Consent.objects.filter(user=user).select_related("application"))
-    now = timezone.now()
-    for consent in consents:
-        consent.live_tokens = AccessToken.objects.filter(
-            user=user, application=consent.application, expires__gt=now
-        ).count()
-    return consents
+    """The applications a user has authorized, most recently approved first."""
+    return list(Consent.objects.filter(user=user).select_related("application"))
 
 
 @dataclass(frozen=True)

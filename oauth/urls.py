@@ -30,9 +30,9 @@ urlpatterns = [
         name="dcr-register-management",
     ),
     # The default endpoints of the 2025-03-26 revision, which hosts fall back to when they hold no
-    # metadata (the Python SDK refreshing after a restart): the same views.
+    # metadata (the Python SDK refreshing after a restart): the same views. (`/register` is the
+    # dashboard's page; such hosts register with the metadata's registration_endpoint.)
     path("authorize", views.ConsentView.as_view()),
     path("token", toolkit.TokenView.as_view()),
-    path("register", views.RegistrationView.as_view()),
     path("oauth/applications/<int:pk>/revoke", views.consent_withdraw_form, name="consent-withdraw"),
 ]

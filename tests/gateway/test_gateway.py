@@ -88,7 +88,10 @@ def test_without_credentials_it_is_401_with_a_bearer_challenge(gateway, time_ser
     status, headers, body = post(gateway.port, path, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
 
     assert status == 401  # registered or not: an anonymous client learns nothing
-    assert headers["www-authenticate"] == 'Bearer realm="mcp-gateway-registry"'
+    assert headers["www-authenticate"] == (  # where to get a token for this URL (MCP authorization)
+        f'Bearer resource_metadata="http://127.0.0.1:{gateway.port}/.well-known/oauth-protected-resource'
+        f'{path}", scope="mcp"'
+    )
     assert json.loads(body)["error_code"] == "not_authenticated"
 
 

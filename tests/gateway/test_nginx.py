@@ -276,8 +276,11 @@ def test_without_credentials_nginx_passes_the_registrys_challenge_on(front, alph
 
     status, headers, body = post(nginx.port, "/alpha/mcp", INITIALIZE)
 
-    assert status == 401
-    assert headers["www-authenticate"] == 'Bearer realm="mcp-gateway-registry"'
+    assert status == 401  # the URL of the metadata is the one the client used: nginx's
+    assert headers["www-authenticate"] == (
+        f'Bearer resource_metadata="http://127.0.0.1:{nginx.port}/.well-known/oauth-protected-resource'
+        '/alpha/mcp", scope="mcp"'
+    )
     assert json.loads(body)["error_code"] == "not_authenticated"
 
 

@@ -1297,5 +1297,6 @@ def test_list_groups_marks_system_groups_which_exist_from_the_first_start(client
         system("mcp-registry-admin", 1),
         system("mcp-registry-developer", 0),
         system("mcp-registry-operator", 0),
+        system("mcp-registry-public", 0),
         system("mcp-registry-user", 0),
     ]
