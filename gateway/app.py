@@ -142,7 +142,7 @@ class Gateway:
                 scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs
             )
         server_path, principal = route.server.path, route.principal
-        routing.check_binding(principal, target.candidates[0])
+        routing.check_binding(principal, target.candidates[0], server_path)
         url = route.server.proxy_pass_url
         query = scope.get("query_string", b"")
         if query:
@@ -169,8 +169,7 @@ class Gateway:
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
             raise routing.Refusal(
                 403,
-                # an authorized application is told to ask again (its user's rights may have changed)
-                ErrorCode.INSUFFICIENT_SCOPE if principal.audience else ErrorCode.PERMISSION_DENIED,
+                ErrorCode.PERMISSION_DENIED,
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
         offered = (

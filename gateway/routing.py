@@ -87,13 +87,20 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
     return _route(server, principal, candidates)
 
 
-def check_binding(principal: Principal, audience: str) -> None:
-    """An authorized application's token works only at the server it was issued for (RFC 8707) and
-    with the `mcp` scope; Refusal otherwise. Other credentials are not bound."""
+def check_binding(principal: Principal, audience: str, server_path: str) -> None:
+    """An authorized application's token works only at the server it was issued for (RFC 8707), with
+    the `mcp` scope, while its user may use that server; Refusal otherwise (403 `insufficient_scope`
+    tells the host to ask its user again). Other credentials are not bound."""
+    if principal.audience is None:
+        return
     if principal.bound_elsewhere(audience):
         raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
     if principal.lacks_oauth_scope("mcp"):
         raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
+    if not principal.allows_mcp(server_path, "initialize"):
+        raise Refusal(
+            403, ErrorCode.INSUFFICIENT_SCOPE, f"'{principal.username}' may not use server '{server_path}'."
+        )
 
 
 def challenge(base_url: str, audience: str, endpoint: str, code: str) -> str:
@@ -101,7 +108,7 @@ def challenge(base_url: str, audience: str, endpoint: str, code: str) -> str:
     resource's metadata is, the scope a token needs, and what was wrong with the one presented."""
     resource = f"{audience}/{'sse' if endpoint == 'messages' else endpoint}"
     value = f'Bearer resource_metadata="{base_url}{METADATA_PATH}{resource}", scope="mcp"'
-    if code == ErrorCode.INSUFFICIENT_SCOPE or code == ErrorCode.PERMISSION_DENIED:
+    if code == ErrorCode.INSUFFICIENT_SCOPE:
         return f'{value}, error="insufficient_scope"'
     if code != ErrorCode.NOT_AUTHENTICATED:
         return f'{value}, error="invalid_token"'

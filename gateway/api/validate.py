@@ -158,7 +158,7 @@ class ValidateView(APIView):
     def check(self, request, principal: Principal) -> Response:
         server_path, enabled = _target(request)
         try:
-            routing.check_binding(principal, _requested_path(request))
+            routing.check_binding(principal, _requested_path(request), server_path)
         except routing.Refusal as refusal:
             raise ApiError(refusal.status, refusal.code, refusal.detail, BEARER_CHALLENGE) from None
         server_name = server_path.lstrip("/")

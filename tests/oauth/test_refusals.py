@@ -96,9 +96,9 @@ class Host:
         assert answer.status_code == 302, answer.text[:500]
         return answer.headers["Location"]
 
-    def tokens(self, resource: str) -> dict:
+    def tokens(self, resource: str, scope: str = "mcp") -> dict:
         client_id = self.register().json()["client_id"]
-        location = self.consent(self.authorize(client_id, resource))
+        location = self.consent(self.authorize(client_id, resource, scope=scope))
         code = parse_qs(urlsplit(location).query)["code"][0]
         answer = requests.post(
             f"{self.base}/oauth/token",
@@ -301,3 +301,74 @@ def test_a_bad_metadata_document_registers_nothing(host, documents, settings, pr
     assert REDIRECT_URI not in answer.headers.get("Location", "")
     # (a fine document that lacks the redirect URI registers its client, which may not use that URI)
     assert Application.objects.count() == (1 if problem == "other_redirect" else 0)
+
+
+def test_a_token_for_the_registry_reads_its_api_and_nothing_else(host, servers, gateway):
+    tokens = host.tokens(host.base, scope="registry")
+    mcp_only = host.tokens(host.base)  # the registry as resource, without the registry scope
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+
+    listed = requests.get(f"{host.base}/v0.1/servers", headers=headers)
+    at_gateway, _, body = post(gateway.port, "/alpha/mcp", INITIALIZE, headers)
+    issuing = requests.post(f"{host.base}/api/tokens/generate", json={}, headers=headers)
+    without_scope = requests.get(
+        f"{host.base}/api/agents", headers={"Authorization": f"Bearer {mcp_only['access_token']}"}
+    )
+
+    assert (listed.status_code, len(listed.json()["servers"])) == (200, 2)
+    assert (at_gateway, json.loads(body)["error_code"]) == (401, "token_audience")
+    assert (issuing.status_code, issuing.json()["error_code"]) == (403, "permission_denied")
+    assert (without_scope.status_code, without_scope.json()["error_code"]) == (403, "insufficient_scope")
+
+
+def test_a_user_who_lost_the_server_gets_insufficient_scope(host, servers, gateway, olga):
+    tokens = host.tokens(host.base + "/alpha/mcp")
+    olga.groups.clear()
+
+    answered, headers, body = post(
+        gateway.port, "/alpha/mcp", INITIALIZE, {"Authorization": f"Bearer {tokens['access_token']}"}
+    )
+
+    assert (answered, json.loads(body)["error_code"]) == (403, "insufficient_scope")
+    assert {k.lower(): v for k, v in headers.items()}["www-authenticate"] == (
+        f'Bearer resource_metadata="{host.base}/.well-known/oauth-protected-resource/alpha/mcp", '
+        'scope="mcp", error="insufficient_scope"'
+    )
+
+
+def test_validate_holds_an_applications_token_to_its_server(host, servers):
+    tokens = host.tokens(host.base + "/alpha/mcp")
+
+    def check(url):
+        return requests.get(
+            f"{host.base}/validate",
+            headers={
+                "Authorization": f"Bearer {tokens['access_token']}",
+                "X-Original-URL": url,
+                "X-Body": json.dumps(INITIALIZE),
+            },
+        )
+
+    alpha, beta = check(f"{host.base}/alpha/mcp"), check(f"{host.base}/beta/mcp")
+
+    assert alpha.status_code == 200
+    assert (beta.status_code, beta.json()["error_code"]) == (401, "token_audience")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000,
+        b"\xff\xfe",
+        b'{"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "a\\u0000b"}',
+        b"null",
+    ],
+)
+def test_hostile_registrations_are_refused_with_the_oauth_error_format(host, body):
+    answer = requests.post(
+        f"{host.base}/oauth/register", data=body, headers={"Content-Type": "application/json"}
+    )
+
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "invalid_client_metadata"
+    assert Application.objects.count() == 0
