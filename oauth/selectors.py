@@ -42,9 +42,12 @@ def _describe(rules: list[ServerRule]) -> tuple[str, ...]:
     lines = []
     for rule in rules:
         methods = "every method" if "*" in rule.methods else ", ".join(sorted(rule.methods))
-        tools = "every tool" if "*" in rule.tools else ", ".join(sorted(rule.tools)) or "no tool"
         where = "every server" if rule.server == "*" else rule.server
-        lines.append(f"{where}: {methods}; tools: {tools}")
+        if "*" in rule.methods or "tools/call" in rule.methods:
+            tools = "every tool" if "*" in rule.tools else ", ".join(sorted(rule.tools)) or "no tool"
+            lines.append(f"{where}: {methods}; tools: {tools}")
+        else:
+            lines.append(f"{where}: {methods}")
     return tuple(lines)
 
 
