@@ -42,6 +42,18 @@ def _application(source="dcr", **fields) -> Application:
     )
 
 
+def _consent(user, application, scopes=None, *, remember=False):
+    """`user` approves `application` for RESOURCE with `scopes` (None: all of the user's rights)."""
+    return services.consent_record(
+        user=user,
+        application=application,
+        all_rights=scopes is None,
+        scopes=scopes or [],
+        resource=RESOURCE,
+        remember=remember,
+    )
+
+
 def _token(user, application, resource=RESOURCE) -> str:
     raw = access_token(None)
     token = AccessToken(
@@ -58,14 +70,7 @@ def _token(user, application, resource=RESOURCE) -> str:
 
 def test_an_applications_token_carries_the_consented_rights_bound_to_its_resource(olga):
     application = _application()
-    services.consent_record(
-        user=olga,
-        application=application,
-        all_rights=False,
-        scopes=["alpha-read"],
-        resource=RESOURCE,
-        remember=False,
-    )
+    _consent(olga, application, ["alpha-read"])
     raw = _token(olga, application)
 
     principal = principal_from_bearer(raw)
@@ -76,23 +81,11 @@ def test_an_applications_token_carries_the_consented_rights_bound_to_its_resourc
         frozenset({"mcp"}),
         ("alpha-read",),
     )
-    assert (
-        principal.allows_mcp("/alpha", "tools/list"),
-        principal.allows_mcp("/alpha", "tools/call", "x"),
-    ) == (
-        True,
-        False,
-    )
+    assert principal.allows_mcp("/alpha", "tools/list")
+    assert not principal.allows_mcp("/alpha", "tools/call", "x")
 
     # approving again with other rights changes what the token already issued may do, at once
-    services.consent_record(
-        user=olga,
-        application=application,
-        all_rights=False,
-        scopes=["alpha-call"],
-        resource=RESOURCE,
-        remember=True,
-    )
+    _consent(olga, application, ["alpha-call"], remember=True)
 
     assert principal_from_bearer(raw).scopes == ("alpha-call",)
     assert AuditEvent.objects.filter(action="oauth.consent").count() == 2
@@ -100,9 +93,7 @@ def test_an_applications_token_carries_the_consented_rights_bound_to_its_resourc
 
 def test_withdrawing_a_consent_ends_its_tokens_at_once(olga):
     application = _application()
-    consent = services.consent_record(
-        user=olga, application=application, all_rights=True, scopes=[], resource=RESOURCE, remember=False
-    )
+    consent = _consent(olga, application, None)
     raw = _token(olga, application)
     assert principal_from_bearer(raw).username == "olga"  # now cached in this process
 
@@ -121,9 +112,7 @@ def test_unused_self_registered_applications_are_removed(olga, settings):
     manual = _application(source="manual")
     recent = _application()
     Application.objects.filter(pk__in=[unused.pk, authorized.pk, manual.pk]).update(created=old)
-    services.consent_record(
-        user=olga, application=authorized, all_rights=True, scopes=[], resource=RESOURCE, remember=False
-    )
+    _consent(olga, authorized, None)
 
     removed = purge_unused_applications_task()
     again = purge_unused_applications_task()
@@ -135,9 +124,7 @@ def test_unused_self_registered_applications_are_removed(olga, settings):
 
 def test_applications_and_consents_are_listed_in_the_console(admin_client, olga):
     application = _application()
-    services.consent_record(
-        user=olga, application=application, all_rights=True, scopes=[], resource=RESOURCE, remember=False
-    )
+    _consent(olga, application, None)
 
     applications = admin_client.get("/admin/oauth2_provider/application/")
     consents = admin_client.get("/admin/oauth/consent/")
