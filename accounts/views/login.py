@@ -39,6 +39,9 @@ def safe_next(request, value: str | None) -> str:
     return HOME
 
 
+AFTER_LOGIN_KEY = "after_login"  # session: where an identity-provider login goes back to
+
+
 def login_url(next_path: str = "", **params) -> str:
     """The login page, remembering where to go afterwards and what to show."""
     query = {**params, **({"next": next_path} if next_path and next_path != HOME else {})}
@@ -120,16 +123,22 @@ def logout_unprefixed_view(request):
 
 @require_http_methods(["GET"])
 def provider_login_view(request, provider: str):
-    """GET /api/auth/auth/{provider}: straight to the identity provider's authorization page."""
+    """GET /api/auth/auth/{provider}[?next=<path on this site>]: straight to the identity provider."""
     configured = {p["name"] for p in login_providers(request)}
     if provider not in configured:
         return error_response(request, f"No identity provider named '{provider}'.", ErrorCode.NOT_FOUND, 404)
+    # The destination waits in the session for the callback below (which records how the user logged
+    # in); allauth is not given it, or it would go there directly and skip the callback.
+    request.session[AFTER_LOGIN_KEY] = safe_next(request, request.GET.get("next"))
+    request.GET = request.GET.copy()
+    request.GET.pop("next", None)
     return get_social_adapter().get_provider(request, provider).redirect_from_request(request)
 
 
 @require_http_methods(["GET"])
 def provider_callback_view(request):
-    """GET /api/auth/auth/callback: where identity-provider logins land; home, or login with the error."""
+    """GET /api/auth/auth/callback: where identity-provider logins land; the page asked for before the
+    login (home by default), or the login page with the error."""
     error = request.GET.get("error", "")
     if error or not request.user.is_authenticated:
         message = error[:200] or "Login with the identity provider failed."
@@ -140,7 +149,7 @@ def provider_callback_view(request):
     account = SocialAccount.objects.filter(user=request.user).order_by("-last_login").first()
     if account is not None:
         request.session[SESSION_AUTH_KEY] = {"method": AuthMethod.OAUTH, "provider": account.provider}
-    return HttpResponseRedirect(HOME)
+    return HttpResponseRedirect(request.session.pop(AFTER_LOGIN_KEY, HOME))
 
 
 def session_page(view):

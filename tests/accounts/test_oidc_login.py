@@ -116,6 +116,32 @@ def test_the_flow_passes_through_the_callback_and_ends_home(live_server, provide
     assert visited[-2:] == ["/api/auth/auth/callback", "/"]
 
 
+def test_the_page_asked_for_before_the_login_is_reached_after_it(live_server, provider):
+    """An MCP host's authorization request survives an identity-provider login (docs/auth.md)."""
+    session = requests.Session()
+    wanted = "/oauth/authorize?client_id=x&response_type=code"
+    page = session.get(live_server.url + "/login", params={"next": wanted}, timeout=10)
+    link = "/api/auth/auth/oidc?next=/oauth/authorize%3Fclient_id%3Dx%26response_type%3Dcode"
+    assert f'href="{link}"' in page.text.replace("&amp;", "&")
+    start = session.get(live_server.url + link, allow_redirects=False, timeout=10)
+
+    final = drive_login(session, start, login="alice", password=PASSWORD)
+
+    visited = [r.url.replace(live_server.url, "") for r in final.history] + [
+        final.url.replace(live_server.url, "")
+    ]
+    assert visited[-2:] == ["/api/auth/auth/callback", wanted]
+
+
+def test_a_destination_on_another_site_is_not_followed_after_a_provider_login(live_server, provider):
+    session = requests.Session()
+    start = session.get(live_server.url + "/api/auth/auth/oidc?next=https://evil.example/", timeout=10)
+
+    final = drive_login(session, start, login="alice", password=PASSWORD)
+
+    assert final.url == live_server.url + "/"
+
+
 def test_a_wrong_password_at_the_provider_logs_nobody_in(live_server, provider):
     session = requests.Session()
     start = session.get(live_server.url + "/api/auth/auth/oidc", timeout=10)
