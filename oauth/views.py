@@ -142,6 +142,14 @@ class ConsentView(AuthorizationView):
             "refresh_days": settings.OAUTH_REFRESH_TOKEN_DAYS,
         }
 
+    def form_invalid(self, form):
+        """A consent form that was altered (a right that is not the user's, a missing field)."""
+        error = {
+            "error": "invalid_request",
+            "description": "The form was altered; start again from the application.",
+        }
+        return super().render_to_response({"error": error}, status=400)
+
     def form_valid(self, form):
         data = form.cleaned_data
         application = self._application(data["client_id"])

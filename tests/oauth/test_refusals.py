@@ -372,3 +372,22 @@ def test_hostile_registrations_are_refused_with_the_oauth_error_format(host, bod
     assert answer.status_code == 400
     assert answer.json()["error"] == "invalid_client_metadata"
     assert Application.objects.count() == 0
+
+
+def test_an_altered_consent_form_is_refused_and_grants_nothing(host):
+    client_id = host.register().json()["client_id"]
+    page = host.authorize(client_id, host.base + "/alpha/mcp")
+    form = {name: value for name, value in _inputs(page.text) if name not in ("rights", "remember")}
+
+    answers = [
+        host.browser.post(f"{host.base}/oauth/authorize", data={**form, **change}, allow_redirects=False)
+        for change in (
+            {"rights": "somebody-elses-scope", "allow": "on"},
+            {"client_id": "", "allow": "on"},
+            {"resource": "https://elsewhere.example/alpha/mcp", "rights": "alpha-users", "allow": "on"},
+        )
+    ]
+
+    assert [answer.status_code for answer in answers[:2]] == [400, 400]
+    assert (answers[2].status_code, _error_of(answers[2].headers["Location"])) == (302, "invalid_target")
+    assert (Consent.objects.count(), AccessToken.objects.filter(user__isnull=False).count()) == (0, 0)
