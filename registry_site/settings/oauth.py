@@ -71,7 +71,7 @@ OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 # Origins whose pages may call /v0.1, /v0, the OAuth endpoints and the gateway (https://vscode.dev).
 # The metadata documents (/.well-known/...) answer every origin.
 CORS_ALLOWED_ORIGINS = [origin.strip().rstrip("/") for origin in env.list("CORS_ALLOWED_ORIGINS", default=[])]
-CORS_URLS_REGEX = r"^/(v0\.1|v0|oauth|\.well-known)(/|$)"
+CORS_URLS_REGEX = r"^/(v0\.1|v0|oauth|\.well-known|token)(/|$)"
 CORS_ALLOW_CREDENTIALS = False  # bearer tokens, never cookies, cross origin
 CORS_ALLOW_HEADERS = (
     "accept",
