@@ -20,6 +20,10 @@ def access_token_of(raw: str) -> AccessToken | None:
     return AccessToken.objects.select_related("user", "application").filter(token_checksum=checksum).first()
 
 
+def application_of(client_id: str) -> Application | None:
+    return Application.objects.filter(client_id=client_id).first()
+
+
 def consent_of(user: User, application: Application) -> Consent | None:
     return Consent.objects.filter(user=user, application=application).first()
 

@@ -94,38 +94,41 @@ class ConsentView(AuthorizationView):
             return self.error_response(resource, application)
         principal = self.principal()
         consent = selectors.consent_of(self.request.user, application)
-        if consent is not None and consent.remembered and resource.url in consent.resources:
-            keys = (
-                "client_id",
-                "redirect_uri",
-                "response_type",
-                "state",
-                "code_challenge",
-                "code_challenge_method",
-            )
-            credentials = {key: context[key] for key in keys if context.get(key)}
-            credentials["resource"] = [resource.url]
-            try:
-                uri, _, _, _ = self.create_authorization_response(
-                    request=self.request,
-                    scopes=" ".join(context["scopes"]),
-                    credentials=credentials,
-                    allow=True,
-                )
-            except OAuthToolkitError as error:
-                return self.error_response(error, application)
-            # A page, not a redirect: after the login form, a redirect chain ending at the application
-            # would be blocked by the login page's form-action policy.
-            page = render(self.request, "oauth/return.html", {"application": application, "uri": uri})
-            page["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
-            return page
-        context.update(self._page(principal, application, resource, context["redirect_uri"], consent))
+        scopes = selectors.scopes_for_consent(principal, resource.audience)
+        has_rights = principal.is_admin or bool(scopes)
+        if consent is not None and consent.remembered and resource.url in consent.resources and has_rights:
+            return self._approve_remembered(context, application, resource)
+        context.update(self._page(principal, application, resource, context["redirect_uri"], consent, scopes))
         response = super().render_to_response(context, **kwargs)
         response["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
         return response
 
-    def _page(self, principal, application, resource, redirect_uri, consent) -> dict:
-        scopes = selectors.scopes_for_consent(principal, resource.audience)
+    def _approve_remembered(self, context, application, resource):
+        """Approve again what the user approved before and asked to be remembered, without asking.
+
+        The answer is a page, not a redirect: after the login form, a redirect chain ending at the
+        application would be blocked by the login page's form-action policy."""
+        keys = (
+            "client_id",
+            "redirect_uri",
+            "response_type",
+            "state",
+            "code_challenge",
+            "code_challenge_method",
+        )
+        credentials = {key: context[key] for key in keys if context.get(key)}
+        credentials["resource"] = [resource.url]
+        try:
+            uri, _, _, _ = self.create_authorization_response(
+                request=self.request, scopes=" ".join(context["scopes"]), credentials=credentials, allow=True
+            )
+        except OAuthToolkitError as error:
+            return self.error_response(error, application)
+        page = render(self.request, "oauth/return.html", {"application": application, "uri": uri})
+        page["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
+        return page
+
+    def _page(self, principal, application, resource, redirect_uri, consent, scopes) -> dict:
         return {
             "resource_url": resource.url,
             "server_path": resource.server_path,
@@ -152,7 +155,7 @@ class ConsentView(AuthorizationView):
 
     def form_valid(self, form):
         data = form.cleaned_data
-        application = self._application(data["client_id"])
+        application = selectors.application_of(data["client_id"])
         if application is None:
             raise Http404("No such application.")
         resource = self._resource(data.get("resource"), data.get("state"), data["redirect_uri"])
@@ -179,12 +182,6 @@ class ConsentView(AuthorizationView):
                     remember=bool(data.get("remember")),
                 )
         return super().form_valid(form)
-
-    @staticmethod
-    def _application(client_id: str):
-        from oauth2_provider.models import get_application_model
-
-        return get_application_model().objects.filter(client_id=client_id).first()
 
 
 def _policy_sending_forms_to(redirect_uri: str) -> str:

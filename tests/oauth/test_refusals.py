@@ -83,13 +83,15 @@ class Host:
         params = {key: value for key, value in params.items() if value is not None}
         return self.browser.get(f"{self.base}/oauth/authorize?{urlencode(params)}", allow_redirects=False)
 
-    def consent(self, page: requests.Response, *, allow: bool = True) -> str:
+    def consent(self, page: requests.Response, *, allow: bool = True, remember: bool = False) -> str:
         """Answer the consent page; the URL the registry sends the browser to."""
         inputs = _inputs(page.text)
         form = {name: value for name, value in inputs if name not in ("rights", "remember")}
         form["rights"] = [value for name, value in inputs if name == "rights"]  # all, as shown checked
         if allow:
             form["allow"] = "on"
+        if remember:
+            form["remember"] = "on"
         answer = self.browser.post(
             f"{self.base}/oauth/authorize", data=form, headers={"Referer": page.url}, allow_redirects=False
         )
@@ -391,3 +393,17 @@ def test_an_altered_consent_form_is_refused_and_grants_nothing(host):
     assert [answer.status_code for answer in answers[:2]] == [400, 400]
     assert (answers[2].status_code, _error_of(answers[2].headers["Location"])) == (302, "invalid_target")
     assert (Consent.objects.count(), AccessToken.objects.filter(user__isnull=False).count()) == (0, 0)
+
+
+def test_a_remembered_consent_is_asked_again_once_the_user_has_no_rights_there(host, olga):
+    client_id = host.register().json()["client_id"]
+    resource = host.base + "/alpha/mcp"
+    host.consent(host.authorize(client_id, resource), remember=True)
+
+    remembered = host.authorize(client_id, resource)
+    olga.groups.clear()
+    without_rights = host.authorize(client_id, resource)
+
+    assert remembered.status_code == 200 and 'http-equiv="refresh"' in remembered.text
+    assert without_rights.status_code == 200 and 'id="deny"' in without_rights.text
+    assert 'id="allow"' not in without_rights.text
