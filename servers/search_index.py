@@ -1,13 +1,14 @@
-"""The trigram prefilter of `/v0.1/servers?search=` (migration servers/0006_name_trigram_index).
+"""The trigram prefilter of `/v0.1/servers?search=` (migrations servers/0006 and 0007).
 
-`search` is a case-insensitive substring of the registry name `io.<namespace>/<path with dots>`. A row can
-only match if every trigram of the upper-cased term's part inside the name is a trigram of its name, so
-that condition, answered by the GIN index, narrows the rows before the exact `icontains` test. Terms that
-fit inside the `io.<namespace>/` prefix match every row and terms of fewer than three characters in the
-name have no trigram; those go without the prefilter."""
+`search` is a case-insensitive substring of the registry name `io.<namespace>/<path with dots>` or of the
+description. A row can only match if every trigram of the upper-cased term (for the name: of its part
+inside the name) is a trigram of its name, or of its description; that condition, answered by the two
+GIN indexes, narrows the rows before the exact `icontains` tests. A term the indexes cannot narrow (one
+inside the `io.<namespace>/` prefix matches every name; fewer than three characters have no trigram)
+goes without the prefilter."""
 
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import F, Func, TextField, Value
+from django.db.models import F, Func, Q, TextField, Value
 
 from servers.naming import name_prefix
 
@@ -18,13 +19,18 @@ def _trigrams(function: str, expression) -> Func:
     return Func(expression, function=function, output_field=ArrayField(TextField()))
 
 
-def name_trigram_prefilter(rows, search: str):
-    """`rows` narrowed by the index to those whose names can contain `search`."""
+def trigram_prefilter(rows, search: str):
+    """`rows` narrowed by the indexes to those whose names or descriptions can contain `search`."""
     if search.upper() in name_prefix().upper():
         return rows
     inside_name = search.rsplit("/", 1)[-1]  # the name part holds no "/": a term with one spans the prefix
     if len(inside_name) < TRIGRAM:
         return rows
-    return rows.alias(name_trigrams=_trigrams("servers_name_trigrams", F("path"))).filter(
-        name_trigrams__contains=_trigrams("servers_trigrams", Value(inside_name))
+    rows = rows.alias(
+        name_trigrams=_trigrams("servers_name_trigrams", F("path")),
+        description_trigrams=_trigrams("servers_trigrams", F("description")),
+    )
+    return rows.filter(
+        Q(name_trigrams__contains=_trigrams("servers_trigrams", Value(inside_name)))
+        | Q(description_trigrams__contains=_trigrams("servers_trigrams", Value(search)))
     )

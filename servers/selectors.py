@@ -12,7 +12,7 @@ from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
 from servers.naming import name_prefix
-from servers.search_index import name_trigram_prefilter
+from servers.search_index import trigram_prefilter
 from servers.v01_sql import servers_page_json
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
@@ -97,8 +97,8 @@ def servers_page_query(
     """The servers `principal` may see matching the filters, after the cursor path `after`, by path."""
     rows = Server.objects.visible_to(principal).for_listing().order_by("path")
     if search:
-        rows = name_trigram_prefilter(rows, search)
-        rows = rows.alias(registry_name=_registry_name()).filter(registry_name__icontains=search)
+        rows = trigram_prefilter(rows, search).alias(registry_name=_registry_name())
+        rows = rows.filter(Q(registry_name__icontains=search) | Q(description__icontains=search))
     if updated_since is not None:
         rows = rows.filter(updated_at__gte=updated_since)
     if version and version != "latest":

@@ -31,7 +31,7 @@ SERVER_NAME = path_parameter("server_name", "the server name, URL-encoded: io.mc
 LIST_PARAMETERS = [
     OpenApiParameter("cursor", str, description="opaque cursor of the next page (`metadata.nextCursor`)"),
     OpenApiParameter("limit", int, description="servers per page, 1-1000 (default 30)"),
-    OpenApiParameter("search", str, description="substring of the server name"),
+    OpenApiParameter("search", str, description="substring of the server name or description"),
     OpenApiParameter("updated_since", str, description="RFC 3339 date-time with a time zone"),
     OpenApiParameter("version", str, description="`latest` or a version"),
     OpenApiParameter("include_deleted", bool),

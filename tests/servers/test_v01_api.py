@@ -212,10 +212,10 @@ def test_a_cursor_from_another_query_is_400(client, admin_token):
     assert "different query" in response.json()["error"]["message"]
 
 
-def test_search_is_a_case_insensitive_substring_of_the_name(client, admin_token):
+def test_search_is_a_case_insensitive_substring_of_the_name_or_description(client, admin_token):
     ServerFactory(path="/weather")
     ServerFactory(path="/team/weather-eu")
-    ServerFactory(path="/clock")
+    ServerFactory(path="/clock", description="The time in any time zone")
 
     def names(search):
         return [
@@ -227,6 +227,7 @@ def test_search_is_a_case_insensitive_substring_of_the_name(client, admin_token)
     assert names("team.weather") == ["io.mcpgateway/team.weather-eu"]
     assert names("io.mcpgateway/cl") == ["io.mcpgateway/clock"]
     assert names("nothing") == []
+    assert names("TIME ZONE") == ["io.mcpgateway/clock"]
 
 
 def test_updated_since_filters_and_bad_dates_are_400(client, admin_token):
