@@ -14,6 +14,7 @@ from rest_framework import exceptions
 
 from accounts.authentication import cached_principal, principal_from_bearer, principal_from_session_key
 from accounts.principal import Principal
+from gateway import jsonrpc
 from registry_site.epochs import MISSING
 from registry_site.errors import ErrorCode
 from servers.models import Server
@@ -97,7 +98,7 @@ def check_binding(principal: Principal, audience: str, server_path: str) -> None
         raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
     if principal.lacks_oauth_scope("mcp"):
         raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
-    if not principal.allows_mcp(server_path, "initialize"):
+    if not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
         raise Refusal(
             403, ErrorCode.INSUFFICIENT_SCOPE, f"'{principal.username}' may not use server '{server_path}'."
         )

@@ -98,7 +98,9 @@ class ConsentView(AuthorizationView):
         has_rights = principal.is_admin or bool(scopes)
         if consent is not None and consent.remembered and resource.url in consent.resources and has_rights:
             return self._approve_remembered(context, application, resource)
-        context.update(self._page(principal, application, resource, context["redirect_uri"], consent, scopes))
+        context.update(
+            self._page(principal, application, resource, context["redirect_uri"], consent, scopes, has_rights)
+        )
         response = super().render_to_response(context, **kwargs)
         response["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
         return response
@@ -128,7 +130,7 @@ class ConsentView(AuthorizationView):
         page["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
         return page
 
-    def _page(self, principal, application, resource, redirect_uri, consent, scopes) -> dict:
+    def _page(self, principal, application, resource, redirect_uri, consent, scopes, has_rights) -> dict:
         return {
             "resource_url": resource.url,
             "server_path": resource.server_path,
@@ -139,7 +141,7 @@ class ConsentView(AuthorizationView):
             "redirect_host": urlsplit(redirect_uri).netloc or urlsplit(redirect_uri).scheme,
             "scope_rights": scopes,
             "is_admin": principal.is_admin,
-            "has_rights": principal.is_admin or bool(scopes),
+            "has_rights": has_rights,
             "chosen": set(consent.scopes) if consent is not None and not consent.all_rights else None,
             "access_minutes": settings.OAUTH_ACCESS_TOKEN_SECONDS // 60,
             "refresh_days": settings.OAUTH_REFRESH_TOKEN_DAYS,
