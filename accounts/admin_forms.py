@@ -1,7 +1,8 @@
 """The admin's structured scope form: server rules as rows (a server picked from the registered ones,
 methods ticked from the known MCP methods, tool names), UI permissions as one line of paths per
-permission. The rows are assembled into the stored JSON and checked by the same rules as every other
-writer (accounts/scope_rules.py, through Scope.clean())."""
+permission, the server.json names it may publish as one line of patterns. The rows are assembled into
+the stored JSON and checked by the same rules as every other writer (accounts/scope_rules.py, through
+Scope.clean())."""
 
 from django import forms
 from django.utils.html import format_html, format_html_join
@@ -128,6 +129,16 @@ class UiPermissionsWidget(forms.Widget):
         return format_html('<table class="scope-ui">{}</table>', rows)
 
 
+class NamePatternsWidget(forms.TextInput):
+    """The server.json names a scope may publish, comma-separated."""
+
+    def format_value(self, value):
+        return _as_text(value)
+
+    def value_from_datadict(self, data, files, name):
+        return _split(data.get(name) or "")
+
+
 class StructuredField(forms.Field):
     """A field whose widget already assembles the stored value; the model's `clean()` checks it, so the
     admin refuses exactly what every other writer refuses."""
@@ -150,10 +161,18 @@ class ScopeForm(forms.ModelForm):
         required=False,
         help_text="Registry actions the scope allows, each for a list of server or agent paths, or all.",
     )
+    publish_names = StructuredField(
+        required=False,
+        widget=NamePatternsWidget(attrs={"placeholder": "com.acme/*, io.github.acme/*", "size": 60}),
+        help_text=(
+            "server.json names the scope may publish to /v0.1/publish (and whose versions' status it may "
+            "change), comma-separated; * stands for any characters. Administrators may publish any name."
+        ),
+    )
 
     class Meta:
         model = Scope
-        fields = ("name", "description", "server_rules", "ui_permissions", "groups")
+        fields = ("name", "description", "server_rules", "ui_permissions", "publish_names", "groups")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -5,7 +5,7 @@ from django.db import models
 
 from accounts.choices import AuditAction, TokenKind
 from accounts.querysets import AuditEventQuerySet
-from accounts.scope_rules import server_rules_errors, ui_permissions_errors
+from accounts.scope_rules import publish_names_errors, server_rules_errors, ui_permissions_errors
 
 
 class User(AbstractUser):
@@ -24,12 +24,16 @@ class Scope(models.Model):
 
     The rule format is the reference implementation's scopes.yml: `server_rules` is a list of
     `{server, methods, tools}` and `ui_permissions` maps a permission name to a list of paths or "all".
+    `publish_names` (the registry API's own) lists the server.json name patterns it may publish.
     """
 
     name = models.CharField(max_length=150, unique=True)
     description = models.TextField(blank=True)
     server_rules = models.JSONField(default=list, blank=True)
     ui_permissions = models.JSONField(default=dict, blank=True)
+    publish_names = models.JSONField(
+        default=list, blank=True, help_text="server.json names the scope may publish: com.acme/*, …"
+    )
     groups = models.ManyToManyField(Group, related_name="scopes", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -46,6 +50,8 @@ class Scope(models.Model):
             errors["server_rules"] = rule_errors
         if permission_errors := ui_permissions_errors(self.ui_permissions):
             errors["ui_permissions"] = permission_errors
+        if name_errors := publish_names_errors(self.publish_names):
+            errors["publish_names"] = name_errors
         if errors:
             raise ValidationError(errors)
 

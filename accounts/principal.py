@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
@@ -78,6 +79,7 @@ class Principal:
     is_admin: bool = False
     server_rules: tuple[ServerRule, ...] = ()
     ui: dict[str, frozenset[str]] = field(default_factory=dict)
+    publish_names: tuple[str, ...] = ()  # server.json name patterns (accounts/scope_rules.py)
 
     @property
     def is_authenticated(self) -> bool:
@@ -127,6 +129,12 @@ class Principal:
         path = normalize_path(server_path)
         return any(rule.matches_other(path, method) for rule in self.server_rules)
 
+    def may_publish(self, name: str) -> bool:
+        """May this caller publish versions of the server.json `name`, and change their status?"""
+        if self.is_admin:
+            return True
+        return any(fnmatchcase(name, pattern) for pattern in self.publish_names)
+
     def server_visibility(self) -> tuple[bool, frozenset[str]]:
         """(sees every server, else the paths it sees): listing or any MCP rule on a server shows it."""
         if self.is_admin or ALL in self.ui.get(UiPermission.LIST_SERVICE, ()):
@@ -139,6 +147,13 @@ class Principal:
 
 
 ANONYMOUS = Principal(username="", auth_method=None)
+
+
+def _publish_names(scopes: Iterable[Scope]) -> tuple[str, ...]:
+    names = {
+        pattern for scope in scopes for pattern in (scope.publish_names or []) if isinstance(pattern, str)
+    }
+    return tuple(sorted(names))
 
 
 def _permissions(scopes: Iterable[Scope]) -> tuple[tuple[ServerRule, ...], dict[str, frozenset[str]]]:
@@ -182,6 +197,7 @@ def principal_for_user(
         is_admin=is_admin and token_admin,
         server_rules=rules,
         ui=ui,
+        publish_names=_publish_names(scopes),
     )
 
 
@@ -204,6 +220,7 @@ def principal_for_idp_groups(
         is_admin=ADMIN_GROUP in group_names,
         server_rules=rules,
         ui=ui,
+        publish_names=_publish_names(scopes),
     )
 
 

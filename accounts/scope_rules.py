@@ -5,7 +5,8 @@ A rule that does not parse is refused rather than read generously: a typo must n
 meant (nor quietly less). `server_rules` is a list of `{server, methods, tools}`: `server` is a registry
 path or `*` (every server), `methods` a list of MCP method names or `*`, `tools` (for `tools/call`) a
 list of tool names or `*`. `ui_permissions` maps a permission (accounts.choices.UiPermission) to a list
-of paths or `all`.
+of paths or `all`. `publish_names` lists the server.json names the scope may publish, as patterns
+(`com.acme/*`, `io.github.acme/weather`): `*` matches any run of characters, and `*` alone every name.
 """
 
 import re
@@ -55,6 +56,8 @@ STANDARD_METHODS = frozenset(
 )
 METHOD_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*$")
 TOOL_PATTERN = re.compile(r"^[A-Za-z0-9_.\-/]{1,200}$")
+# A server.json name (`namespace/name`, the schema's characters) where `*` may stand for any run of them.
+PUBLISH_NAME_PATTERN = re.compile(r"^(\*|[A-Za-z0-9.*-]+/[A-Za-z0-9._*-]+)$")
 
 
 def _path_problem(value) -> str | None:
@@ -121,3 +124,15 @@ def ui_permissions_errors(permissions) -> list[str]:
             if problem := _path_problem(path):
                 errors.append(f"{name}: {problem}.")
     return errors
+
+
+def publish_names_errors(patterns) -> list[str]:
+    """Why `patterns` is not a list of server.json name patterns; empty when it is."""
+    if not isinstance(patterns, list) or not all(isinstance(item, str) for item in patterns):
+        return ["Publish names must be a list of name patterns such as com.acme/*."]
+    bad = [item for item in patterns if len(item) > 200 or not PUBLISH_NAME_PATTERN.match(item)]
+    if bad:
+        return [
+            f"{bad[0]!r} is not a name pattern (namespace/name, * for any characters, such as com.acme/*)."
+        ]
+    return []

@@ -45,6 +45,7 @@ class ErrorCode(StrEnum):
     UPSTREAM_TIMEOUT = "upstream_timeout"
     SERVER_ERROR = "server_error"
     SEARCH_ERROR = "SEARCH_ERROR"
+    NOT_IMPLEMENTED = "not_implemented"
 
 
 class V01Code(StrEnum):
@@ -57,6 +58,7 @@ class V01Code(StrEnum):
     METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
     RATE_LIMITED = "RATE_LIMITED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    NOT_IMPLEMENTED = "NOT_IMPLEMENTED"
 
 
 _V01_BY_STATUS = {
@@ -66,6 +68,7 @@ _V01_BY_STATUS = {
     404: V01Code.NOT_FOUND,
     405: V01Code.METHOD_NOT_ALLOWED,
     429: V01Code.RATE_LIMITED,
+    501: V01Code.NOT_IMPLEMENTED,
 }
 
 # DRF's own exceptions mapped onto the catalogue when they carry no catalogue code of their own.

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models.functions import Collate
 from pgvector.django import HnswIndex, VectorField
 
 from registry_site.embeddings import EMBEDDING_DIMENSIONS
@@ -57,13 +58,15 @@ class Server(models.Model):
     class Meta:
         ordering = ["path"]
         indexes = [
+            # /v0.1 pages order paths as bytes, the order of registry names (catalog/listing.py).
+            models.Index(Collate("path", "C"), name="server_path_bytes"),
             HnswIndex(
                 name="server_embedding_hnsw",
                 fields=["embedding"],
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
-            )
+            ),
         ]
 
     def __str__(self) -> str:

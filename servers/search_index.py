@@ -15,7 +15,7 @@ from servers.naming import name_prefix
 TRIGRAM = 3
 
 
-def _trigrams(function: str, expression) -> Func:
+def trigrams(function: str, expression) -> Func:
     return Func(expression, function=function, output_field=ArrayField(TextField()))
 
 
@@ -27,10 +27,10 @@ def trigram_prefilter(rows, search: str):
     if len(inside_name) < TRIGRAM:
         return rows
     rows = rows.alias(
-        name_trigrams=_trigrams("servers_name_trigrams", F("path")),
-        description_trigrams=_trigrams("servers_trigrams", F("description")),
+        name_trigrams=trigrams("servers_name_trigrams", F("path")),
+        description_trigrams=trigrams("servers_trigrams", F("description")),
     )
     return rows.filter(
-        Q(name_trigrams__contains=_trigrams("servers_trigrams", Value(inside_name)))
-        | Q(description_trigrams__contains=_trigrams("servers_trigrams", Value(search)))
+        Q(name_trigrams__contains=trigrams("servers_trigrams", Value(inside_name)))
+        | Q(description_trigrams__contains=trigrams("servers_trigrams", Value(search)))
     )

@@ -4,20 +4,19 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_related_objects
-from django.db.models.functions import Concat, Replace, Substr
+from django.db.models.functions import Collate, Concat, Replace, Substr
 
 from registry_site.epochs import MISSING
-from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS, ROUTES
+from servers.cache import ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
 from servers.naming import name_prefix
 from servers.search_index import trigram_prefilter
-from servers.v01_sql import servers_page_json
+from servers.v01_sql import servers_page_rows
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
 QUERY_MAX_LENGTH = 200
-PAGE_CACHE_MAX_CHARS = 256 * 1024  # larger /v0.1 pages (limit up to 1000) are built each time
 
 
 def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
@@ -94,8 +93,10 @@ def servers_page_query(
     updated_since: datetime | None = None,
     version: str | None = None,
 ):
-    """The servers `principal` may see matching the filters, after the cursor path `after`, by path."""
-    rows = Server.objects.visible_to(principal).for_listing().order_by("path")
+    """The servers `principal` may see matching the filters, after the cursor path `after`, by path
+    compared as bytes (the order of their registry names, catalog/listing.py)."""
+    path = Collate("path", "C")
+    rows = Server.objects.visible_to(principal).for_listing().alias(path_c=path).order_by(path)
     if search:
         rows = trigram_prefilter(rows, search).alias(registry_name=_registry_name())
         rows = rows.filter(Q(registry_name__icontains=search) | Q(description__icontains=search))
@@ -104,7 +105,7 @@ def servers_page_query(
     if version and version != "latest":
         rows = rows.filter(version=version)
     if after is not None:
-        rows = rows.filter(path__gt=after)
+        rows = rows.filter(path_c__gt=after)
     return rows
 
 
@@ -115,26 +116,11 @@ def servers_page(principal, *, after: str | None, limit: int, **filters) -> tupl
     return page[:limit], len(page) > limit
 
 
-def servers_page_body(principal, *, after: str | None, limit: int, base_url: str, **filters):
-    """The same page as `servers_page`, as the JSON text of its ServerResponse list built by PostgreSQL
-    (servers/v01_sql.py); returns (json_text, shown, last_path_shown, more_after_these).
-
-    Pages are kept per process for each view of the servers (principals who see the same servers share
-    them) until a server changes (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
-    sees_all, paths = principal.server_visibility()
-    key = ("v01", sees_all or paths, base_url, after, limit, *sorted(filters.items()))
-
-    def build():
-        page_ids = servers_page_query(principal, after=after, **filters).values("id")[: limit + 1]
-        body, count, last_path = servers_page_json(page_ids, limit=limit, base_url=base_url)
-        return body, min(count, limit), last_path, count > limit
-
-    return LISTINGS.get_or_build(
-        key,
-        build,
-        ttl_seconds=LISTING_CHECK_LAG_SECONDS,
-        keep=lambda page: len(page[0]) <= PAGE_CACHE_MAX_CHARS,
-    )
+def servers_page_entries(principal, *, after: str | None, limit: int, base_url: str, **filters):
+    """The rows of `servers_page` (at most `limit`), as `[(name, version, ServerResponse JSON text)]`
+    built by PostgreSQL (servers/v01_sql.py)."""
+    page_ids = servers_page_query(principal, after=after, **filters).values("id")[:limit]
+    return servers_page_rows(page_ids, base_url=base_url)
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:

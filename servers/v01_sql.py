@@ -1,19 +1,20 @@
-"""The /v0.1 server list, assembled by PostgreSQL: one query selects the page and builds its JSON
-(`json_build_object`/`json_agg`), so a page of 100 servers costs no model instances and no per-row
-Python. The shape is `servers.api.v01_serializers.server_response`'s, field for field;
-tests/servers/test_v01_sql.py holds the two to the same output."""
+"""The gateway's servers in a /v0.1 page, assembled by PostgreSQL: one query selects them and builds
+each one's JSON (`json_build_object`), so a page of 100 servers costs no model instances. The shape is
+`servers.api.v01_serializers.server_response`'s, field for field; tests/servers/test_v01_sql.py holds
+the two to the same output. catalog/listing.py merges these rows with the published versions'."""
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 
 from servers.api.v01_serializers import DESCRIPTION_MAX, OFFICIAL_META
+from servers.naming import name_prefix
 
 # What Python's str.strip() removes: ASCII and Unicode white space.
 _SPACE = r"[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
-class _Sql:
+class Sql:
     """SQL text with its positional parameters, in the order they appear."""
 
     def __init__(self):
@@ -25,7 +26,7 @@ class _Sql:
         return "%s::integer" if isinstance(value, int) else "%s::text"
 
 
-def _iso(column: str) -> str:
+def iso(column: str) -> str:
     """Python's `isoformat()` with `Z` for UTC: microseconds only when there are any; null stays null."""
     utc = f"({column} AT TIME ZONE 'UTC')"
     return (
@@ -35,7 +36,7 @@ def _iso(column: str) -> str:
     )
 
 
-def _server_json(q: _Sql, base_url: str) -> str:
+def _server_json(q: Sql, base_url: str) -> str:
     namespace = settings.REGISTRY_NAMESPACE
     sse = "s.supported_transports = ARRAY['sse']::varchar(32)[]"
 
@@ -65,37 +66,31 @@ def _server_json(q: _Sql, base_url: str) -> str:
         f"'_meta', json_build_object({q.p(f'io.{namespace}/internal')}, {internal}))"
     )
     registry = (
-        f"json_build_object('last_checked', {_iso('s.last_checked_at')}, 'health_status', s.health_status)"
+        f"json_build_object('last_checked', {iso('s.last_checked_at')}, 'health_status', s.health_status)"
     )
     official = (
-        f"json_build_object('status', 'active', 'publishedAt', {_iso('s.created_at')}, "
-        f"'updatedAt', {_iso('s.updated_at')}, 'isLatest', true)"
+        f"json_build_object('status', 'active', 'publishedAt', {iso('s.created_at')}, "
+        f"'updatedAt', {iso('s.updated_at')}, 'isLatest', true)"
     )
     meta = f"json_build_object({q.p(f'io.{namespace}/registry')}, {registry}, '{OFFICIAL_META}', {official})"
     return f"json_build_object('server', {server}, '_meta', {meta})"
 
 
-def servers_page_json(page_ids, *, limit: int, base_url: str) -> tuple[str, int, str | None]:
-    """(`[ServerResponse, ...]` as JSON text, how many rows `page_ids` selected, the last path shown).
-
-    `page_ids` is a queryset of the ids of the page in path order, at most `limit + 1` of them (one more
-    than shown says whether a next page exists)."""
-    q = _Sql()
+def servers_page_rows(page_ids, *, base_url: str) -> list[tuple[str, str, str]]:
+    """`[(name, version, ServerResponse as JSON text)]` of the servers `page_ids` (a queryset of ids)
+    selects, by name (the order of their paths, compared as bytes)."""
+    q = Sql()
+    name = f"({q.p(name_prefix())} || replace(substr(s.path, 2), '/', '.'))"  # first in the text, first made
     server_json = _server_json(q, base_url)
-    shown = q.p(limit)
-    last = q.p(limit)
     try:
         inner_sql, inner_params = page_ids.query.sql_with_params()
     except EmptyResultSet:  # the caller sees no server at all
-        return "[]", 0, None
+        return []
     q.params.extend(inner_params)
     sql = (
-        f"SELECT coalesce(json_agg({server_json} ORDER BY s.path) FILTER (WHERE s.rn <= {shown}), "
-        f"'[]')::text, count(*), max(s.path) FILTER (WHERE s.rn <= {last}) "
-        f"FROM (SELECT t.*, row_number() OVER (ORDER BY t.path) AS rn FROM servers_server t "
-        f"WHERE t.id IN ({inner_sql})) s"
+        f"SELECT {name}, s.version, ({server_json})::text FROM servers_server s "
+        f'WHERE s.id IN ({inner_sql}) ORDER BY s.path COLLATE "C"'
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, q.params)
-        body, count, last_path = cursor.fetchone()
-    return body, count, last_path
+        return cursor.fetchall()

@@ -8,7 +8,7 @@ from accounts.models import IdpGroupMapping, Scope, User
 from accounts.services.audit import audit_event_record
 from registry_site.services import apply_changes, require_editable
 
-SCOPE_EDITABLE_FIELDS = ("description", "server_rules", "ui_permissions")
+SCOPE_EDITABLE_FIELDS = ("description", "server_rules", "ui_permissions", "publish_names")
 
 
 def scope_create(*, actor: User | None, name: str, **fields) -> Scope:

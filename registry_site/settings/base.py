@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "servers",
     "gateway",
     "oauth",
+    "catalog",
     "agents",
     "metrics",
 ]

@@ -1,5 +1,6 @@
-"""The /v0.1 page built by PostgreSQL (servers/v01_sql.py) is field for field what the Python serializer
-(servers/api/v01_serializers.server_response) makes of the same rows."""
+"""The gateway servers of a /v0.1 page built by PostgreSQL (servers/v01_sql.py) are field for field what
+the Python serializer (servers/api/v01_serializers.server_response) makes of the same rows; the whole
+page (catalog/listing.py) carries them in the same order."""
 
 import json
 from datetime import UTC, datetime
@@ -10,7 +11,9 @@ from accounts.choices import AuthMethod
 from accounts.principal import principal_for_user
 from servers.api.v01_serializers import server_response
 from servers.models import Server
-from servers.selectors import servers_page, servers_page_body
+from servers.naming import server_name
+from catalog.listing import registry_page
+from servers.selectors import servers_page
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db
@@ -41,21 +44,22 @@ def tricky(db):
 
 @pytest.mark.parametrize("limit", [1, 3, 100])
 def test_every_page_is_the_python_serializers_output(admin, tricky, limit):
-    after = None
+    after = None  # the last server of the previous page
     while True:
-        rows, more = servers_page(admin, after=after, limit=limit)
-        body, shown, last_path, sql_more = servers_page_body(admin, after=after, limit=limit, base_url=BASE)
+        rows, more = servers_page(admin, after=after and after.path, limit=limit)
+        cursor = after and (server_name(after.path), after.version)
+        body, shown, last, sql_more = registry_page(admin, after=cursor, limit=limit, base_url=BASE)
 
         assert json.loads(body) == [server_response(row, base_url=BASE) for row in rows]
-        assert (shown, last_path, sql_more) == (len(rows), rows[-1].path if rows else None, more)
+        assert (shown, last, sql_more) == (len(rows), (server_name(rows[-1].path), rows[-1].version), more)
         if not more:
             break
-        after = rows[-1].path
+        after = rows[-1]
 
 
 def test_search_and_filters_select_the_same_rows(admin, tricky):
     rows, _ = servers_page(admin, after=None, limit=100, search="team.nes")
-    body, shown, _, more = servers_page_body(admin, after=None, limit=100, base_url=BASE, search="team.nes")
+    body, shown, _, more = registry_page(admin, after=None, limit=100, base_url=BASE, search="team.nes")
 
     assert [entry["server"]["_meta"]["io.mcpgateway/internal"]["path"] for entry in json.loads(body)] == [
         "/team/nested"
@@ -66,4 +70,4 @@ def test_search_and_filters_select_the_same_rows(admin, tricky):
 def test_a_caller_who_sees_nothing_gets_an_empty_page(member, tricky):
     nobody = principal_for_user(member("nobody"), auth_method=AuthMethod.SESSION)
 
-    assert servers_page_body(nobody, after=None, limit=10, base_url=BASE) == ("[]", 0, None, False)
+    assert registry_page(nobody, after=None, limit=10, base_url=BASE) == ("[]", 0, None, False)

@@ -1,0 +1,75 @@
+"""One /v0.1 page over both kinds of entries: the gateway's servers (`io.<namespace>/<path>`, one
+version each, those the caller may see) and the versions published or mirrored here (every caller sees
+them), in one order: name, then version, compared as bytes. Each kind is read by its own keyset query
+(servers/v01_sql.py, catalog/listing_sql.py) and the two are merged.
+
+A gateway server's name orders exactly as its path does (`/` becomes `.`, which sorts just below it,
+and paths hold no `.`), so a cursor's name converts into a path bound for the servers' query; published
+names never fall under the gateway's prefix (catalog/services/publishing.py)."""
+
+import heapq
+from itertools import islice
+
+from catalog.listing_sql import versions_page_rows
+from catalog.selectors import versions_page_query
+from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
+from servers.naming import name_prefix
+from servers.selectors import servers_page_entries
+
+PAGE_CACHE_MAX_CHARS = 256 * 1024  # larger pages (limit up to 1000) are built each time
+
+
+def _servers_after(after: tuple[str, str] | None) -> tuple[str | None, bool]:
+    """(the path the gateway's servers start after, whether none of them can follow `after` at all)."""
+    if after is None:
+        return None, False
+    name, prefix = after[0], name_prefix()
+    if name.startswith(prefix):
+        return "/" + name[len(prefix) :].replace(".", "/"), False
+    return None, name > prefix  # every gateway name starts with the prefix
+
+
+def registry_page(
+    principal,
+    *,
+    after: tuple[str, str] | None,
+    limit: int,
+    base_url: str,
+    search: str = "",
+    updated_since=None,
+    version: str | None = None,
+    include_deleted: bool = False,
+):
+    """One page as the JSON text of its ServerResponse list; returns (json_text, shown, last (name,
+    version) shown, more_after_these).
+
+    Pages are kept per process for each view of the servers (principals who see the same servers share
+    them) until a server or a version changes (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
+    sees_all, paths = principal.server_visibility()
+    filters = {"search": search, "updated_since": updated_since, "version": version}
+    key = ("v01", sees_all or paths, base_url, after, limit, include_deleted, *sorted(filters.items()))
+
+    def build():
+        servers_after, no_servers = _servers_after(after)
+        servers = (
+            []
+            if no_servers
+            else servers_page_entries(
+                principal, after=servers_after, limit=limit + 1, base_url=base_url, **filters
+            )
+        )
+        versions_ids = versions_page_query(after=after, include_deleted=include_deleted, **filters).values(
+            "id"
+        )
+        versions = versions_page_rows(versions_ids[: limit + 1])
+        rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
+        shown = rows[:limit]
+        last = (shown[-1][0], shown[-1][1]) if shown else None
+        return "[" + ",".join(row[2] for row in shown) + "]", len(shown), last, len(rows) > limit
+
+    return LISTINGS.get_or_build(
+        key,
+        build,
+        ttl_seconds=LISTING_CHECK_LAG_SECONDS,
+        keep=lambda page: len(page[0]) <= PAGE_CACHE_MAX_CHARS,
+    )

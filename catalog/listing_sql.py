@@ -1,0 +1,47 @@
+"""Published versions in a /v0.1 page, assembled by PostgreSQL: the stored document as `server` and the
+registry's `_meta`, the shape of catalog/responses.version_response, built without model instances."""
+
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+
+from catalog.documents import OFFICIAL_META
+from catalog.responses import mirror_meta_key
+from servers.v01_sql import Sql, iso
+
+
+def _version_json(q: Sql) -> str:
+    # Placeholders are made in the order they appear in the text, so their parameters line up.
+    official_key = q.p(OFFICIAL_META)
+    official = (
+        f"jsonb_strip_nulls(jsonb_build_object('status', v.status, "
+        f"'statusChangedAt', {iso('v.status_changed_at')}, 'publishedAt', {iso('v.published_at')}, "
+        f"'updatedAt', {iso('v.updated_at')}, 'isLatest', v.is_latest, "
+        "'statusMessage', nullif(v.status_message, '')))"
+    )
+    mirror = (
+        "CASE WHEN v.upstream_id IS NULL THEN '{}'::jsonb "
+        f"ELSE jsonb_build_object({q.p(mirror_meta_key())}, jsonb_build_object('upstream', u.name, "
+        f"'url', u.url, 'syncedAt', {iso('v.synced_at')})) END"
+    )
+    meta = f"jsonb_build_object({official_key}, {official}) || {mirror}"
+    return f"jsonb_build_object('server', v.document, '_meta', {meta})"
+
+
+def versions_page_rows(page_ids) -> list[tuple[str, str, str]]:
+    """`[(name, version, ServerResponse as JSON text)]` of the versions `page_ids` (a queryset of ids)
+    selects, by name and version."""
+    q = Sql()
+    version_json = _version_json(q)
+    try:
+        inner_sql, inner_params = page_ids.query.sql_with_params()
+    except EmptyResultSet:
+        return []
+    q.params.extend(inner_params)
+    sql = (
+        f"SELECT v.name, v.version, ({version_json})::text FROM catalog_serverversion v "
+        f"LEFT JOIN catalog_upstream u ON u.id = v.upstream_id "
+        f"WHERE v.id IN ({inner_sql}) ORDER BY v.name, v.version"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, q.params)
+        return cursor.fetchall()

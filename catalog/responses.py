@@ -1,0 +1,36 @@
+"""A stored version as the official API's ServerResponse: the document exactly as published, and the
+registry's `_meta` (its lifecycle; for a mirrored version, where it comes from). catalog/listing_sql.py
+builds the same object in PostgreSQL for listings; tests/catalog/test_listing_sql.py holds the two equal."""
+
+from django.conf import settings
+
+from catalog.documents import OFFICIAL_META
+from catalog.models import ServerVersion
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def mirror_meta_key() -> str:
+    return f"io.{settings.REGISTRY_NAMESPACE}/mirror"
+
+
+def version_response(row: ServerVersion) -> dict:
+    official = {
+        "status": row.status,
+        "statusChangedAt": _iso(row.status_changed_at),
+        "publishedAt": _iso(row.published_at),
+        "updatedAt": _iso(row.updated_at),
+        "isLatest": row.is_latest,
+    }
+    if row.status_message:
+        official["statusMessage"] = row.status_message
+    meta: dict = {OFFICIAL_META: official}
+    if row.upstream_id is not None:
+        meta[mirror_meta_key()] = {
+            "upstream": row.upstream.name,
+            "url": row.upstream.url,
+            "syncedAt": _iso(row.synced_at),
+        }
+    return {"server": row.document, "_meta": meta}

@@ -1,0 +1,76 @@
+"""Reads of published and mirrored versions. Every caller of /v0.1 sees them (docs/api.md): they
+describe servers; reaching one through the gateway is what access rules decide."""
+
+from datetime import datetime
+
+from django.db.models import F, Q, Value
+
+from catalog.choices import Status
+from catalog.models import ServerVersion, Upstream
+from servers.search_index import TRIGRAM, trigrams
+
+LATEST = "latest"
+
+
+def _search(rows, search: str):
+    if len(search) >= TRIGRAM:
+        wanted = trigrams("servers_trigrams", Value(search))
+        rows = rows.alias(
+            name_trigrams=trigrams("servers_trigrams", F("name")),
+            description_trigrams=trigrams("servers_trigrams", F("description")),
+        ).filter(Q(name_trigrams__contains=wanted) | Q(description_trigrams__contains=wanted))
+    return rows.filter(Q(name__icontains=search) | Q(description__icontains=search))
+
+
+def versions_page_query(
+    *,
+    after: tuple[str, str] | None,
+    search: str = "",
+    updated_since: datetime | None = None,
+    version: str | None = None,
+    include_deleted: bool = False,
+):
+    """The versions matching the filters after the cursor `(name, version)`, by name and version."""
+    rows = ServerVersion.objects.order_by("name", "version")
+    if not include_deleted:
+        rows = rows.exclude(status=Status.DELETED)
+    if version == LATEST:
+        rows = rows.filter(is_latest=True)
+    elif version:
+        rows = rows.filter(version=version)
+    if updated_since is not None:
+        rows = rows.filter(updated_at__gte=updated_since)
+    if search:
+        rows = _search(rows, search)
+    if after is not None:
+        rows = rows.filter(Q(name__gt=after[0]) | Q(name=after[0], version__gt=after[1]))
+    return rows
+
+
+def versions_of(name: str, *, include_deleted: bool = False) -> list[ServerVersion]:
+    """Every version of `name`, the newest published first."""
+    rows = ServerVersion.objects.filter(name=name).select_related("upstream").order_by("-published_at", "-id")
+    if not include_deleted:
+        rows = rows.exclude(status=Status.DELETED)
+    return list(rows)
+
+
+def version_of(name: str, version: str, *, include_deleted: bool = False) -> ServerVersion | None:
+    """One version of `name`, or the latest one when `version` is "latest"."""
+    rows = ServerVersion.objects.filter(name=name).select_related("upstream")
+    rows = rows.filter(is_latest=True) if version == LATEST else rows.filter(version=version)
+    if not include_deleted:
+        rows = rows.exclude(status=Status.DELETED)
+    return rows.first()
+
+
+def name_is_published(name: str) -> bool:
+    return ServerVersion.objects.filter(name=name).exists()
+
+
+def upstreams_due(now: datetime) -> list[Upstream]:
+    """Enabled upstreams whose next sync time has come (or that never synced)."""
+    due = Upstream.objects.filter(is_enabled=True).filter(
+        Q(next_sync_at__isnull=True) | Q(next_sync_at__lte=now)
+    )
+    return list(due.order_by("name"))
