@@ -152,6 +152,17 @@ def _detail_of(response_data, exc) -> str:
     return str(exc.detail) if isinstance(exc.detail, str) else str(exc)
 
 
+def _first_invalid(errors) -> str:
+    """`field: message` of the first error of a ValidationError, for the one-message /v0.1 format."""
+    if isinstance(errors, dict) and errors:
+        field, messages = next(iter(errors.items()))
+        first = messages[0] if isinstance(messages, list) and messages else messages
+        return f"{field}: {first}"
+    if isinstance(errors, list) and errors:
+        return str(errors[0])
+    return "Invalid parameters."
+
+
 def drf_exception_handler(exc, context):
     """DRF's handler, reshaped into the one error format (or the /v0.1 one under /v0.1)."""
     from django.core.exceptions import RequestDataTooBig
@@ -167,7 +178,7 @@ def drf_exception_handler(exc, context):
         response[name] = value
     if request.path.startswith(V01_PREFIXES):
         message = (
-            "Invalid parameters."
+            _first_invalid(response.data)
             if isinstance(exc, exceptions.ValidationError)
             else _detail_of(response.data, exc)
         )

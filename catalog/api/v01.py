@@ -194,7 +194,9 @@ class ServerVersionView(V01View):
             return Response(server_response(server, base_url=gateway_base_url(request)))
         row = version_of(server_name, version, include_deleted=include_deleted)
         if row is None:
-            raise not_found("Server version not found" if name_is_published(server_name) else "Server not found")
+            raise not_found(
+                "Server version not found" if name_is_published(server_name) else "Server not found"
+            )
         return Response(version_response(row))
 
     @documented(parameters=[SERVER_NAME, VERSION], errors=(401, 403, 404, 501), error_body=V01Error)

@@ -48,6 +48,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 3500},
     },
+    # Upstream registries whose sync interval has passed (catalog/services/mirroring.py); a sync in
+    # progress holds its upstream's lock, so a slow one is never run twice at once.
+    "sync-upstreams": {
+        "task": "catalog.sync_due_upstreams_task",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # Backstop of the on-commit embedding tasks: embeds agents still marked dirty (a lost task, a
     # worker that was down, an edit made while an embedding ran).
     "embed-dirty-agents": {

@@ -1,0 +1,67 @@
+"""A second instance of the registry on loopback: its own database (beside the test database, in the
+same embedded PostgreSQL), its own Redis database and namespace (`io.peer/`), started as `make run`
+starts a web process. Tests publish to it with mcp-publisher's requests and mirror it."""
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from django.conf import settings
+from django.db import connection
+
+from tests.conftest import run_manage
+from tests.processes import ProcessGroup, child_env, free_ports, wait_healthy
+
+ISSUE_TOKEN = """
+from accounts.choices import AuthMethod
+from accounts.models import User
+from accounts.principal import principal_for_user
+from accounts.services import user_token_issue
+user = User.objects.create(username="peer-admin", is_superuser=True, is_staff=True)
+grant = user_token_issue(
+    principal=principal_for_user(user, auth_method=AuthMethod.SESSION),
+    requested_scopes=None, expires_in_hours=2, description="mirror tests",
+)
+print(grant.access_token)
+"""
+
+
+@dataclass
+class Peer:
+    url: str
+    token: str
+    database_url: str
+
+
+def _admin_connection():
+    params = connection.get_connection_params()
+    return psycopg.connect(**(params | {"dbname": "postgres"}), autocommit=True)
+
+
+def start_peer(log_dir) -> tuple[Peer, ProcessGroup, str]:
+    name = f"{connection.settings_dict['NAME']}_peer"
+    with _admin_connection() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    database_url = urlunsplit(urlsplit(settings.DATABASE_URL)._replace(path=f"/{name}"))
+    redis_url = urlunsplit(urlsplit(settings.REDIS_URL)._replace(path="/14"))
+    env = child_env() | {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "REGISTRY_NAMESPACE": "peer"}
+    migrated = run_manage("migrate", "--no-input", env=env, timeout=300)
+    assert migrated.returncode == 0, migrated.stderr
+    issued = run_manage("shell", "-c", ISSUE_TOKEN, env=env)
+    assert issued.returncode == 0, issued.stderr
+    (port,) = free_ports(1)
+    group = ProcessGroup(log_dir)
+    process = group.web("peer", port, "registry_site.asgi:application", env=env)
+    try:
+        wait_healthy(port, process)
+    except AssertionError:
+        group.stop()
+        raise
+    return Peer(f"http://127.0.0.1:{port}", issued.stdout.strip().splitlines()[-1], database_url), group, name
+
+
+def stop_peer(group: ProcessGroup, name: str) -> None:
+    group.stop()
+    with _admin_connection() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
