@@ -57,6 +57,7 @@ def _scope_row(scope: Scope) -> dict:
         "description": scope.description,
         "server_rules": scope.server_rules,
         "ui_permissions": scope.ui_permissions,
+        "publish_names": scope.publish_names,
     }
 
 

@@ -28,6 +28,8 @@ from pgvector.django import CosineDistance
 
 from accounts.principal import Principal
 from agents.models import Agent
+from catalog.choices import Status
+from catalog.models import ServerVersion
 from metrics.choices import MetricType
 from metrics.client import emit
 from registry_site import ratelimit
@@ -37,7 +39,8 @@ from servers.models import Server, Tool
 AGENT = "a2a_agent"
 SERVER = "mcp_server"
 TOOL = "tool"
-ENTITY_TYPES = (SERVER, TOOL, AGENT)
+CATALOG_ENTRY = "catalog_entry"  # a server published or mirrored here (its latest version): catalog/
+ENTITY_TYPES = (SERVER, TOOL, AGENT, CATALOG_ENTRY)
 MAX_RESULTS = 100
 # Candidates the HNSW index hands to the filter: generous, so that a typical filter still leaves `limit`
 # rows (bench/semantic.py, 10,000 agents: 4 ms at 100 against 16 ms exact, recall@10 0.994).
@@ -108,7 +111,12 @@ def registry_semantic(
     started = time.perf_counter()
     vector = query_vector(query)
     embedded = time.perf_counter()
-    searchable = {SERVER: _servers_searchable, TOOL: _tools_searchable, AGENT: _agents_searchable}
+    searchable = {
+        SERVER: _servers_searchable,
+        TOOL: _tools_searchable,
+        AGENT: _agents_searchable,
+        CATALOG_ENTRY: _catalog_searchable,
+    }
     matches = [
         match
         for entity_type in ENTITY_TYPES
@@ -160,6 +168,15 @@ def _tools_searchable(principal: Principal) -> QuerySet:
     )
 
 
+def _catalog_searchable(principal: Principal) -> QuerySet:
+    """The latest version of each published or mirrored server, unless deleted: listed to every caller
+    of /v0.1, so found by every caller who may list (anonymous ones when PUBLIC_LISTING is on)."""
+    rows = ServerVersion.objects.filter(is_latest=True).exclude(status=Status.DELETED)
+    if not principal.is_authenticated and not settings.PUBLIC_LISTING:
+        rows = rows.none()
+    return rows.only("pk", "name", "version", "description", "document", "status")
+
+
 def _nearest(entity_type: str, queryset: QuerySet, vector: list[float], limit: int) -> list[Match]:
     """The `limit` rows of `queryset` nearest to `vector`, filtered before the limit (see the module
     docstring): from the HNSW index when it yields enough rows, else by exact distances."""
@@ -193,4 +210,6 @@ def _hnsw_ef_search(value: int):
 
 
 def _path_of(match: Match) -> str:
+    if match.entity_type == CATALOG_ENTRY:
+        return match.row.name
     return match.row.server.path if match.entity_type == TOOL else match.row.path

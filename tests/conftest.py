@@ -70,7 +70,10 @@ def scope_factory(db):
 
     def make(name, *, group=None, server_rules=(), ui=None, publish_names=()):
         scope = Scope.objects.create(
-            name=name, server_rules=list(server_rules), ui_permissions=ui or {}, publish_names=list(publish_names)
+            name=name,
+            server_rules=list(server_rules),
+            ui_permissions=ui or {},
+            publish_names=list(publish_names),
         )
         if group:
             scope.groups.add(Group.objects.get_or_create(name=group)[0])

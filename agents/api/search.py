@@ -1,5 +1,5 @@
 """Semantic search endpoints: `POST /api/agents/discover/semantic` (agents, interface section B) and
-`POST /api/search/semantic` (servers, tools and agents together).
+`POST /api/search/semantic` (servers, tools, agents and catalog entries together).
 
 Authentication is optional: anonymous callers find public enabled agents (and no servers or tools, since
 no scope lets them see one); a bearer token or a session finds what its principal may see. A bearer token
@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
 from agents.search import (
+    CATALOG_ENTRY,
     ENTITY_TYPES,
     MAX_RESULTS,
     TOOL,
@@ -56,9 +57,19 @@ class AgentMatchSerializer(serializers.Serializer):
 
 def registry_match(match: Match) -> dict:
     """One unified result. A tool's `path` is its server's (the MCP endpoint that serves it), and it names
-    that server; servers and agents carry their tags."""
+    that server; servers and agents carry their tags; a catalog entry (a server published or mirrored
+    here) has no path: its server.json name and latest version say where to read it in /v0.1."""
     row = match.row
     common = {"entity_type": match.entity_type, "relevance_score": match.relevance_score}
+    if match.entity_type == CATALOG_ENTRY:
+        return {
+            **common,
+            "name": row.name,
+            "title": row.document.get("title", ""),
+            "description": row.description,
+            "version": row.version,
+            "status": row.status,
+        }
     if match.entity_type == TOOL:
         return {
             **common,

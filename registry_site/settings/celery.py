@@ -68,6 +68,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 30.0,
         "options": {"expires": 25},
     },
+    # And for published and mirrored servers (their latest versions).
+    "embed-dirty-versions": {
+        "task": "catalog.embed_versions_task",
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
     # Buffered metrics to PostgreSQL. A flush that dies leaves its hand-off for a later one.
     "flush-metrics": {
         "task": "metrics.flush_metrics_task",

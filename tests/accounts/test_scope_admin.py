@@ -53,6 +53,7 @@ def test_rows_become_the_stored_rules(admin_client):
                 "server_rules-1-methods": ["ping"],
                 "ui_permissions-list_service": "/fx, /weather",
                 "ui_permissions-toggle_service": "all",
+                "publish_names": "com.acme/*, io.github.acme/weather",
             }
         ),
     )
@@ -68,6 +69,7 @@ def test_rows_become_the_stored_rules(admin_client):
         {"server": "*", "methods": ["ping"]},
     ]
     assert scope.ui_permissions == {"list_service": ["/fx", "/weather"], "toggle_service": ["all"]}
+    assert scope.publish_names == ["com.acme/*", "io.github.acme/weather"]
     assert AuditEvent.objects.get().action == "scope.create"
 
 
@@ -92,6 +94,7 @@ def test_rows_become_the_stored_rules(admin_client):
             "Rule 1: methods &#x27;tools call&#x27; is not a method",
         ),
         ({"ui_permissions-list_service": "/Bad Path"}, "list_service: &#x27;/Bad Path&#x27;: Path must be"),
+        ({"publish_names": "acme"}, "&#x27;acme&#x27; is not a name pattern (namespace/name"),
     ],
 )
 def test_malformed_rows_are_refused(admin_client, fields, message):

@@ -1,0 +1,27 @@
+"""Embedding published and mirrored servers for semantic search: the latest version of each name is
+what search finds (catalog entries, `catalog_entry` in the unified search)."""
+
+from catalog.models import ServerVersion
+from registry_site.embeddings import rows_embed
+
+
+def version_text(row: ServerVersion) -> str:
+    """A server is found by its name, title and description, and the identifiers of its packages."""
+    document = row.document if isinstance(row.document, dict) else {}
+    packages = [p.get("identifier") for p in document.get("packages") or [] if isinstance(p, dict)]
+    lines = [
+        row.name,
+        document.get("title") if isinstance(document.get("title"), str) else "",
+        row.description,
+        f"Packages: {', '.join(p for p in packages if isinstance(p, str))}" if packages else "",
+    ]
+    return "\n".join(line.strip() for line in lines if line and line.strip())
+
+
+def versions_embed() -> int:
+    """Embed every latest version still marked dirty; returns how many. Older versions are never
+    searched, so they are not embedded."""
+    dirty = ServerVersion.objects.filter(embedding_dirty=True, is_latest=True).only(
+        "pk", "name", "description", "document"
+    )
+    return rows_embed(dirty, version_text, sweep="catalog")

@@ -1,0 +1,82 @@
+"""Semantic search covers published and mirrored servers: their latest versions, embedded by the sweep."""
+
+import pytest
+from django.utils import timezone
+
+from catalog.models import ServerVersion
+from catalog.services.embeddings import version_text, versions_embed
+
+pytestmark = pytest.mark.django_db
+
+
+def _version(name, version, description, *, latest=True, status="active", **document):
+    now = timezone.now()
+    return ServerVersion.objects.create(
+        name=name,
+        version=version,
+        document={"name": name, "description": description, "version": version} | document,
+        description=description,
+        status=status,
+        status_changed_at=now,
+        published_at=now,
+        updated_at=now,
+        is_latest=latest,
+    )
+
+
+@pytest.fixture
+def catalog(db):
+    _version("io.github.acme/weather", "2.0.0", "Forecasts, alerts and radar for any city", title="Weather")
+    _version("io.github.acme/weather", "1.0.0", "Forecasts for any city", latest=False)
+    _version("com.example/git", "0.3.1", "Read commits, diffs and branches of a Git repository")
+    _version("com.example/postgres", "1.2.0", "Query a PostgreSQL database in plain language")
+    _version("com.example/old-weather", "0.1.0", "Weather forecasts, the old way", status="deleted")
+
+
+def test_only_latest_versions_are_embedded_with_their_text(catalog):
+    assert versions_embed() == 4  # the deleted one is the latest of its name; 1.0.0 is not
+    weather = ServerVersion.objects.get(name="io.github.acme/weather", version="2.0.0")
+    assert (
+        version_text(weather) == "io.github.acme/weather\nWeather\nForecasts, alerts and radar for any city"
+    )
+    assert ServerVersion.objects.get(version="1.0.0").embedding is None
+
+
+def test_the_unified_search_finds_catalog_entries_but_not_deleted_ones(client, catalog, member, token_for):
+    versions_embed()
+    token = token_for(member("reader"))
+
+    answer = client.post(
+        "/api/search/semantic",
+        {
+            "query": "what is the weather in Paris tomorrow",
+            "entity_types": ["catalog_entry"],
+            "max_results": 3,
+        },
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+    results = answer.json()["results"]
+    assert [r["name"] for r in results][:1] == ["io.github.acme/weather"]
+    assert results[0] | {"relevance_score": 0} == {
+        "entity_type": "catalog_entry",
+        "relevance_score": 0,
+        "name": "io.github.acme/weather",
+        "title": "Weather",
+        "description": "Forecasts, alerts and radar for any city",
+        "version": "2.0.0",
+        "status": "active",
+    }
+    assert "com.example/old-weather" not in [r["name"] for r in results]
+
+
+def test_anonymous_callers_find_catalog_entries_only_when_the_listing_is_public(client, catalog, settings):
+    versions_embed()
+    body = {"query": "git commits", "entity_types": ["catalog_entry"]}
+
+    closed = client.post("/api/search/semantic", body, content_type="application/json").json()["results"]
+    settings.PUBLIC_LISTING = True
+    opened = client.post("/api/search/semantic", body, content_type="application/json").json()["results"]
+
+    assert (closed, opened[0]["name"]) == ([], "com.example/git")
