@@ -1107,7 +1107,7 @@ def registry_groups(client, member, scope_factory):
     post(client, "create-group", {"group_name": "team-a", "description": "The A team"})
     post(client, "add-to-groups", {"server_name": "/weather", "group_names": "team-a"})
     IdpGroupMapping.objects.create(idp_group="team-a", group=Group.objects.get(name="team-a"))
-    scope_factory("readers", group="team-a", ui={"list_service": ["all"]})
+    scope_factory("readers", group="team-a", ui={"list_service": ["all"]}, publish_names=["com.acme/*"])
     member("alice", "team-a")
     member("bob", "team-a")
     Group.objects.create(name="local")
@@ -1119,8 +1119,15 @@ TEAM_A_SCOPES = [
         "description": "The A team",
         "server_rules": [{"server": "/weather", "methods": "*", "tools": "*"}],
         "ui_permissions": {"list_service": ["/weather"]},
+        "publish_names": [],
     },
-    {"name": "readers", "description": "", "server_rules": [], "ui_permissions": {"list_service": ["all"]}},
+    {
+        "name": "readers",
+        "description": "",
+        "server_rules": [],
+        "ui_permissions": {"list_service": ["all"]},
+        "publish_names": ["com.acme/*"],
+    },
 ]
 
 

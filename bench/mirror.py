@@ -1,0 +1,168 @@
+"""Mirroring a whole upstream: `manage.py mirror` of 10,000 entries (crawl and store), then embedding them
+for semantic search, then an incremental sync of 100 changes; and the listing and search while a full sync
+runs beside them.
+
+The upstream is a page server in this process speaking the official registry's format (its `_meta`,
+cursors and `updated_since`), its entries made from the real server.json documents of
+tests/data/server-json-samples.json with names and descriptions varied, so that the benchmark measures
+this registry alone.
+
+Run: .venv/bin/python bench/mirror.py [--entries 10000] [--changes 100] [--runs 1]
+"""
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+from common import PROJECT_DIR, Serve, free_port, manage, ms, registry_env, seed_servers, timed
+
+OFFICIAL = "io.modelcontextprotocol.registry/official"
+SAMPLES = PROJECT_DIR / "tests" / "data" / "server-json-samples.json"
+WORDS = "weather maps git postgres slack calendar search files browser translate invoices tickets".split()
+
+
+class Upstream:
+    def __init__(self, count: int):
+        documents = [s["document"] for s in json.loads(SAMPLES.read_text())["documents"] if s["valid_2025_12_11"]]
+        self.entries = []
+        for n in range(count):
+            document = json.loads(json.dumps(documents[n % len(documents)]))
+            namespace, _, name = document["name"].partition("/")
+            document["name"] = f"{namespace}/{name[:150]}-{n}"
+            topic = f"{WORDS[n % len(WORDS)]} and {WORDS[(n * 7) % len(WORDS)]}"
+            document["description"] = f"Server {n} for {topic}."[:100]
+            self.entries.append(self._entry(document, "2026-01-01T00:00:00.000000Z"))
+        self.lock = threading.Lock()
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                start, limit = int(query.get("cursor", "0")), int(query.get("limit", "30"))
+                since = query.get("updated_since", "")
+                with upstream.lock:
+                    chosen = [e for e in upstream.entries if e["_meta"][OFFICIAL]["updatedAt"] >= since]
+                page = {"servers": chosen[start : start + limit], "metadata": {"count": len(chosen[start:][:limit])}}
+                if start + limit < len(chosen):
+                    page["metadata"]["nextCursor"] = str(start + limit)
+                body = json.dumps(page).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @staticmethod
+    def _entry(document: dict, stamp: str) -> dict:
+        meta = {"status": "active", "publishedAt": stamp, "updatedAt": stamp, "isLatest": True}
+        return {"server": document, "_meta": {OFFICIAL: meta}}
+
+    def change(self, count: int, round_: int) -> None:
+        """`count` entries change upstream: a new description, and every fifth one deprecated."""
+        stamp = f"2026-02-{round_:02d}T00:00:00.000000Z"
+        with self.lock:
+            for n in range(count):
+                index = (n * 97 + round_) % len(self.entries)
+                entry = json.loads(json.dumps(self.entries[index]))
+                entry["server"]["description"] = f"Changed in round {round_}: {n}"
+                entry["_meta"][OFFICIAL].update(updatedAt=stamp, status="deprecated" if n % 5 == 0 else "active")
+                self.entries[index] = entry
+
+
+def mirror(env: dict, url: str) -> float:
+    """Seconds of the sync itself, as `manage.py mirror` reports it."""
+    out = manage(env, "mirror", url, "--name", "bench")
+    return float(re.search(r"in ([0-9.]+) s:", out).group(1))
+
+
+EMBED = """
+import time
+from catalog.services.embeddings import versions_embed
+from registry_site.embeddings import get_provider
+get_provider().embed(["warm up"])
+started = time.perf_counter()
+count = versions_embed()
+print(count, time.perf_counter() - started)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--changes", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    results = {"sync": [], "embed": [], "embedded": [], "incremental": []}
+    for _ in range(args.runs):
+        upstream = Upstream(args.entries)
+        with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
+            port = free_port()
+            env = registry_env(Path(tmp) / "var", port)
+            manage(env, "migrate", "--verbosity", "0")
+            token = seed_servers(env, 1000)
+            with Serve(env, port):
+                session = requests.Session()
+                session.headers["Authorization"] = f"Bearer {token}"
+                url = f"http://127.0.0.1:{port}/v0.1/servers"
+                time.sleep(20)  # the web process loads the embedding model in the background at start
+                timed(session, url, 20, params={"limit": 100})
+                idle_list = timed(session, url, 200, params={"limit": 100})
+                idle_search = timed(session, url, 100, params={"limit": 100, "search": "bench-09"})
+                busy_list, busy_search = [], []
+                sync = subprocess.Popen(
+                    [sys.executable, "manage.py", "mirror", upstream.url, "--name", "bench"],
+                    cwd=PROJECT_DIR,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+                while sync.poll() is None:
+                    # Uncached answers, as after every page a sync stores: each page moves the listings' epoch.
+                    busy_list += timed(session, url, 5, params={"limit": 100})
+                    busy_search += timed(session, url, 2, params={"limit": 100, "search": "bench-09"})
+                out = sync.stdout.read()
+                results["sync"].append(float(re.search(r"in ([0-9.]+) s:", out).group(1)))
+            count, seconds = manage(env, "shell", "-c", EMBED).split()
+            results["embedded"].append(int(count))
+            results["embed"].append(float(seconds))
+            for round_ in range(1, 4):
+                upstream.change(args.changes, round_)
+                results["incremental"].append(mirror(env, upstream.url))
+        upstream.server.shutdown()
+    sync, embed = statistics.median(results["sync"]), statistics.median(results["embed"])
+    report = {
+        "entries": args.entries,
+        "full sync (crawl, check, store), s": round(sync, 1),
+        "entries stored per second": round(args.entries / sync),
+        "embedding the latest versions, s": round(embed, 1),
+        "embedded per second": round(results["embedded"][0] / embed),
+        "full mirror (sync + embed), s": round(sync + embed, 1),
+        f"incremental sync of {args.changes} changes, s (median of {len(results['incremental'])})": round(
+            statistics.median(results["incremental"]), 2
+        ),
+        "listing p50 idle / during the sync, ms": (ms(idle_list), ms(busy_list)),
+        "search p50 idle / during the sync, ms": (ms(idle_search), ms(busy_search)),
+    }
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
