@@ -53,6 +53,7 @@ class AuditAction(models.TextChoices):
     VERSION_PUBLISH = "version.publish", "Server version published"
     VERSION_STATUS = "version.status", "Server version status changed"
     VERSIONS_DETACH = "versions.detach", "Mirrored server detached from its upstream"
+    VERSIONS_GATEWAY = "versions.gateway", "Published server put behind the gateway"
     UPSTREAM_CREATE = "upstream.create", "Upstream registry added"
     UPSTREAM_UPDATE = "upstream.update", "Upstream registry changed"
     UPSTREAM_DELETE = "upstream.delete", "Upstream registry removed"

@@ -140,7 +140,7 @@ def main() -> None:
                     busy_search += timed(session, url, 2, params={"limit": 100, "search": "bench-09"})
                 out = sync.stdout.read()
                 results["sync"].append(float(re.search(r"in ([0-9.]+) s:", out).group(1)))
-            count, seconds = manage(env, "shell", "-c", EMBED).split()
+            count, seconds = manage(env, "shell", "-c", EMBED).strip().splitlines()[-1].split()
             results["embedded"].append(int(count))
             results["embed"].append(float(seconds))
             for round_ in range(1, 4):
@@ -158,8 +158,8 @@ def main() -> None:
         f"incremental sync of {args.changes} changes, s (median of {len(results['incremental'])})": round(
             statistics.median(results["incremental"]), 2
         ),
-        "listing p50 idle / during the sync, ms": (ms(idle_list), ms(busy_list)),
-        "search p50 idle / during the sync, ms": (ms(idle_search), ms(busy_search)),
+        "listing p50 idle / during the sync, ms": (round(ms(idle_list), 2), round(ms(busy_list), 2)),
+        "search p50 idle / during the sync, ms": (round(ms(idle_search), 2), round(ms(busy_search), 2)),
     }
     print(json.dumps(report, indent=1))
 

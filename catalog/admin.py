@@ -1,13 +1,16 @@
 """The catalog in the operator console: upstream registries (added, changed and removed through the
 services, synced now on request, with the last sync's counts, failures and error), and the published
-and mirrored versions, read-only, with detaching a mirrored server so that it can be published here."""
+and mirrored versions, read-only, with two actions: detaching a mirrored server so that it can be
+published here, and putting a server with a remote behind the gateway."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
+from accounts.authentication import principal_from_session
 from catalog.models import ServerVersion, Upstream
-from catalog.services import versions_detach
+from catalog.services import CatalogRefused, versions_detach
+from catalog.services.gateway import version_put_behind_gateway
 from catalog.services.upstreams import UPSTREAM_EDITABLE_FIELDS, upstream_delete, upstream_save
 from catalog.tasks import sync_upstream_task
 from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
@@ -113,7 +116,7 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
     search_fields = ("name", "description")
     list_select_related = ("upstream",)
     exclude = ("embedding", "embedding_dirty")
-    actions = ["detach"]
+    actions = ["detach", "put_behind_gateway"]
 
     def has_change_permission(self, request, obj=None):
         return obj is None and request.user.is_superuser  # the detach action; no version is edited
@@ -127,3 +130,19 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
         names = sorted(set(queryset.filter(upstream__isnull=False).values_list("name", flat=True)))
         count = sum(versions_detach(actor=request.user, name=name) for name in names)
         self.message_user(request, f"{count} versions of {len(names)} servers detached.", messages.SUCCESS)
+
+    @admin.action(description="Put behind the gateway (their remote becomes a gateway server)")
+    def put_behind_gateway(self, request, queryset):
+        principal = principal_from_session(request)
+        for name in sorted(set(queryset.values_list("name", flat=True))):
+            try:
+                server = version_put_behind_gateway(actor=principal, name=name)
+            except CatalogRefused as refusal:
+                self.message_user(request, f"{name}: {refusal.message}", messages.ERROR)
+                continue
+            self.message_user(
+                request,
+                f"{name} is behind the gateway at {server.path}; set its credentials (outbound headers) on "
+                "its server page if the remote needs them.",
+                messages.SUCCESS,
+            )

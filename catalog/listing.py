@@ -11,6 +11,7 @@ import heapq
 from itertools import islice
 
 from catalog.listing_sql import versions_page_rows
+from catalog.models import GatewayBinding
 from catalog.selectors import versions_page_query
 from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
@@ -55,13 +56,18 @@ def registry_page(
             []
             if no_servers
             else servers_page_entries(
-                principal, after=servers_after, limit=limit + 1, base_url=base_url, **filters
+                principal,
+                after=servers_after,
+                limit=limit + 1,
+                base_url=base_url,
+                exclude_ids=GatewayBinding.objects.values("server_id"),  # listed under their own names
+                **filters,
             )
         )
         versions_ids = versions_page_query(after=after, include_deleted=include_deleted, **filters).values(
             "id"
         )
-        versions = versions_page_rows(versions_ids[: limit + 1])
+        versions = versions_page_rows(versions_ids[: limit + 1], base_url=base_url)
         rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
         shown = rows[:limit]
         last = (shown[-1][0], shown[-1][1]) if shown else None

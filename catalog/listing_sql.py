@@ -9,8 +9,20 @@ from catalog.responses import mirror_meta_key
 from servers.v01_sql import Sql, iso
 
 
-def _version_json(q: Sql) -> str:
+def _server_json(q: Sql, base_url: str) -> str:
+    """The document, with the gateway's transport as its only remote once it is behind the gateway."""
+    sse = "gs.supported_transports = ARRAY['sse']::varchar(32)[]"
+    remote = (
+        f"jsonb_build_object('type', CASE WHEN {sse} THEN 'sse' ELSE 'streamable-http' END, "
+        f"'url', {q.p(base_url)} || gs.path || CASE WHEN {sse} THEN '/sse' ELSE '/mcp' END)"
+    )
+    remotes = f"jsonb_set(v.document, '{{remotes}}', jsonb_build_array({remote}))"
+    return f"CASE WHEN gs.id IS NULL THEN v.document ELSE {remotes} END"
+
+
+def _version_json(q: Sql, base_url: str) -> str:
     # Placeholders are made in the order they appear in the text, so their parameters line up.
+    server = _server_json(q, base_url)
     official_key = q.p(OFFICIAL_META)
     official = (
         f"jsonb_strip_nulls(jsonb_build_object('status', v.status, "
@@ -24,14 +36,14 @@ def _version_json(q: Sql) -> str:
         f"'url', u.url, 'syncedAt', {iso('v.synced_at')})) END"
     )
     meta = f"jsonb_build_object({official_key}, {official}) || {mirror}"
-    return f"jsonb_build_object('server', v.document, '_meta', {meta})"
+    return f"jsonb_build_object('server', {server}, '_meta', {meta})"
 
 
-def versions_page_rows(page_ids) -> list[tuple[str, str, str]]:
+def versions_page_rows(page_ids, *, base_url: str) -> list[tuple[str, str, str]]:
     """`[(name, version, ServerResponse as JSON text)]` of the versions `page_ids` (a queryset of ids)
     selects, by name and version."""
     q = Sql()
-    version_json = _version_json(q)
+    version_json = _version_json(q, base_url)
     try:
         inner_sql, inner_params = page_ids.query.sql_with_params()
     except EmptyResultSet:
@@ -39,7 +51,9 @@ def versions_page_rows(page_ids) -> list[tuple[str, str, str]]:
     q.params.extend(inner_params)
     sql = (
         f"SELECT v.name, v.version, ({version_json})::text FROM catalog_serverversion v "
-        f"LEFT JOIN catalog_upstream u ON u.id = v.upstream_id "
+        "LEFT JOIN catalog_upstream u ON u.id = v.upstream_id "
+        "LEFT JOIN catalog_gatewaybinding b ON b.name = v.name "
+        "LEFT JOIN servers_server gs ON gs.id = b.server_id "
         f"WHERE v.id IN ({inner_sql}) ORDER BY v.name, v.version"
     )
     with connection.cursor() as cursor:

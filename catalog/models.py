@@ -102,3 +102,21 @@ class ServerVersion(models.Model):
     @property
     def is_mirrored(self) -> bool:
         return self.upstream_id is not None
+
+
+class GatewayBinding(models.Model):
+    """A published or mirrored server put behind the gateway: its remote became the gateway server
+    `server`, and /v0.1 advertises the gateway's URL as the remote of every version of `name`."""
+
+    name = models.CharField(max_length=NAME_MAX_LENGTH, unique=True, db_collation="C")
+    server = models.OneToOneField("servers.Server", on_delete=models.CASCADE, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

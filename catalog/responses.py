@@ -6,6 +6,8 @@ from django.conf import settings
 
 from catalog.documents import OFFICIAL_META
 from catalog.models import ServerVersion
+from servers.clients import gateway_transport
+from servers.models import Server
 
 
 def _iso(value) -> str | None:
@@ -16,7 +18,8 @@ def mirror_meta_key() -> str:
     return f"io.{settings.REGISTRY_NAMESPACE}/mirror"
 
 
-def version_response(row: ServerVersion) -> dict:
+def version_response(row: ServerVersion, *, base_url: str, gateway_server: Server | None = None) -> dict:
+    """`gateway_server`: the server `row`'s name was put behind (catalog/services/gateway.py), if any."""
     official = {
         "status": row.status,
         "statusChangedAt": _iso(row.status_changed_at),
@@ -33,4 +36,7 @@ def version_response(row: ServerVersion) -> dict:
             "url": row.upstream.url,
             "syncedAt": _iso(row.synced_at),
         }
-    return {"server": row.document, "_meta": meta}
+    server = row.document
+    if gateway_server is not None:
+        server = {**server, "remotes": [gateway_transport(gateway_server, base_url)]}
+    return {"server": server, "_meta": meta}

@@ -6,7 +6,8 @@ from datetime import datetime
 from django.db.models import F, Q, Value
 
 from catalog.choices import Status
-from catalog.models import ServerVersion, Upstream
+from catalog.models import GatewayBinding, ServerVersion, Upstream
+from servers.models import Server
 from servers.search_index import TRIGRAM, trigrams
 
 LATEST = "latest"
@@ -62,6 +63,12 @@ def version_of(name: str, version: str, *, include_deleted: bool = False) -> Ser
     if not include_deleted:
         rows = rows.exclude(status=Status.DELETED)
     return rows.first()
+
+
+def gateway_server_of(name: str) -> Server | None:
+    """The gateway server `name` was put behind, if it was."""
+    binding = GatewayBinding.objects.filter(name=name).select_related("server").first()
+    return binding.server if binding is not None else None
 
 
 def name_is_published(name: str) -> bool:

@@ -116,10 +116,15 @@ def servers_page(principal, *, after: str | None, limit: int, **filters) -> tupl
     return page[:limit], len(page) > limit
 
 
-def servers_page_entries(principal, *, after: str | None, limit: int, base_url: str, **filters):
-    """The rows of `servers_page` (at most `limit`), as `[(name, version, ServerResponse JSON text)]`
-    built by PostgreSQL (servers/v01_sql.py)."""
-    page_ids = servers_page_query(principal, after=after, **filters).values("id")[:limit]
+def servers_page_entries(
+    principal, *, after: str | None, limit: int, base_url: str, exclude_ids=None, **filters
+):
+    """The rows of `servers_page` (at most `limit`, without the servers of `exclude_ids`, a queryset of
+    ids), as `[(name, version, ServerResponse JSON text)]` built by PostgreSQL (servers/v01_sql.py)."""
+    rows = servers_page_query(principal, after=after, **filters)
+    if exclude_ids is not None:
+        rows = rows.exclude(id__in=exclude_ids)
+    page_ids = rows.values("id")[:limit]
     return servers_page_rows(page_ids, base_url=base_url)
 
 

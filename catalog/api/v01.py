@@ -19,7 +19,7 @@ from accounts.authentication import BearerAuthentication, PublicListingAuthentic
 from catalog.api.pagination import BadCursor, decode_cursor, encode_cursor
 from catalog.listing import registry_page
 from catalog.responses import version_response
-from catalog.selectors import name_is_published, version_of, versions_of
+from catalog.selectors import gateway_server_of, name_is_published, version_of, versions_of
 from catalog.services import (
     CatalogRefused,
     StatusChange,
@@ -63,6 +63,12 @@ def not_found(message: str = "Server not found") -> ApiError:
 def refused(refusal: CatalogRefused) -> ApiError:
     codes = {400: ErrorCode.BAD_REQUEST, 403: ErrorCode.PERMISSION_DENIED, 404: ErrorCode.NOT_FOUND}
     return ApiError(refusal.status, codes[refusal.status], refusal.message)
+
+
+def _responses(request, name: str, rows) -> list[dict]:
+    """ServerResponses of versions of `name`: with the gateway's URL as their remote once it is behind it."""
+    base_url, server = gateway_base_url(request), gateway_server_of(name)
+    return [version_response(row, base_url=base_url, gateway_server=server) for row in rows]
 
 
 def _flag(params, name: str, default: bool = False) -> bool:
@@ -171,9 +177,7 @@ class ServerVersionsView(V01View):
         rows = versions_of(server_name, include_deleted=include_deleted)
         if not rows:
             raise not_found()
-        return Response(
-            {"servers": [version_response(row) for row in rows], "metadata": {"count": len(rows)}}
-        )
+        return Response({"servers": _responses(request, server_name, rows), "metadata": {"count": len(rows)}})
 
 
 class ServerVersionView(V01View):
@@ -197,7 +201,7 @@ class ServerVersionView(V01View):
             raise not_found(
                 "Server version not found" if name_is_published(server_name) else "Server not found"
             )
-        return Response(version_response(row))
+        return Response(_responses(request, server_name, [row])[0])
 
     @documented(parameters=[SERVER_NAME, VERSION], errors=(401, 403, 404, 501), error_body=V01Error)
     def put(self, request, server_name: str, version: str):
@@ -247,7 +251,7 @@ class VersionStatusView(V01View):
             )
         except CatalogRefused as refusal:
             raise refused(refusal) from None
-        return Response(version_response(row))
+        return Response(_responses(request, server_name, [row])[0])
 
 
 class ServerStatusView(V01View):
@@ -261,7 +265,7 @@ class ServerStatusView(V01View):
             )
         except CatalogRefused as refusal:
             raise refused(refusal) from None
-        return Response({"updatedCount": count, "servers": [version_response(row) for row in rows]})
+        return Response({"updatedCount": count, "servers": _responses(request, server_name, rows)})
 
 
 class PublishView(V01View):
@@ -273,4 +277,4 @@ class PublishView(V01View):
             row = version_publish(actor=principal_of(request), document=request.data)
         except CatalogRefused as refusal:
             raise refused(refusal) from None
-        return Response(version_response(row))
+        return Response(_responses(request, row.name, [row])[0])

@@ -6,15 +6,10 @@ from registry_site.embeddings import rows_embed
 
 
 def version_text(row: ServerVersion) -> str:
-    """A server is found by its name, title and description, and the identifiers of its packages."""
-    document = row.document if isinstance(row.document, dict) else {}
-    packages = [p.get("identifier") for p in document.get("packages") or [] if isinstance(p, dict)]
-    lines = [
-        row.name,
-        document.get("title") if isinstance(document.get("title"), str) else "",
-        row.description,
-        f"Packages: {', '.join(p for p in packages if isinstance(p, str))}" if packages else "",
-    ]
+    """A server is found by its name, title and description: short texts, since the model's time grows
+    with their length and a mirror embeds thousands (bench/mirror.py)."""
+    title = row.document.get("title") if isinstance(row.document, dict) else None
+    lines = [row.name, title if isinstance(title, str) else "", row.description]
     return "\n".join(line.strip() for line in lines if line and line.strip())
 
 

@@ -118,10 +118,12 @@ def test_the_sql_page_is_the_python_response_of_each_version(mixed):
     )
     rows = ServerVersion.objects.select_related("upstream").order_by("name", "version")
 
-    built = versions_page_rows(ServerVersion.objects.values("id"))
+    built = versions_page_rows(ServerVersion.objects.values("id"), base_url="https://gw.example.test")
 
     assert [(name, version) for name, version, _ in built] == [(row.name, row.version) for row in rows]
-    assert [json.loads(text) for _, _, text in built] == [version_response(row) for row in rows]
+    assert [json.loads(text) for _, _, text in built] == [
+        version_response(row, base_url="https://gw.example.test") for row in rows
+    ]
     assert json.loads(built[-2][2])["_meta"]["io.mcpgateway/mirror"]["upstream"] == "official"
 
 
