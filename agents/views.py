@@ -4,6 +4,7 @@ limit and error), with scores. A plain form and page; no JavaScript needed."""
 
 import logging
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.http import HttpResponseRedirect
@@ -15,7 +16,16 @@ from accounts.principal import Principal
 from accounts.views import session_page
 from agents import services
 from agents.models import Agent
-from agents.search import AGENT, ENTITY_TYPES, SERVER, TOOL, Match, registry_semantic, search_rate_limit
+from agents.search import (
+    AGENT,
+    CATALOG_ENTRY,
+    ENTITY_TYPES,
+    SERVER,
+    TOOL,
+    Match,
+    registry_semantic,
+    search_rate_limit,
+)
 from agents.selectors import agent_visible, agents_listed
 from registry_site.embeddings import EmbeddingError
 from registry_site.errors import ApiError, ErrorCode
@@ -26,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 SEARCH_RESULTS = 20
 QUERY_MAX_LENGTH = 1000
-TYPE_LABELS = {AGENT: "Agent", SERVER: "MCP server", TOOL: "Tool"}
+TYPE_LABELS = {AGENT: "Agent", SERVER: "MCP server", TOOL: "Tool", CATALOG_ENTRY: "Catalog"}
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,21 @@ class Hit:
     description: str
     score: float
     server_name: str = ""
+    url: str = ""  # where the page links the hit to, when it has a page of its own
 
 
 def _hit(match: Match) -> Hit:
     row = match.row
     common = {"entity_type": match.entity_type, "label": TYPE_LABELS[match.entity_type]}
+    if match.entity_type == CATALOG_ENTRY:  # a published or mirrored server: named, not reached at a path
+        return Hit(
+            **common,
+            name=row.name,
+            path="",
+            description=row.description,
+            score=match.relevance_score,
+            url=f"/catalog?q={quote(row.name)}",
+        )
     if match.entity_type == TOOL:
         return Hit(
             **common,

@@ -81,3 +81,26 @@ def upstreams_due(now: datetime) -> list[Upstream]:
         Q(next_sync_at__isnull=True) | Q(next_sync_at__lte=now)
     )
     return list(due.order_by("name"))
+
+
+CATALOG_PAGE_SIZE = 50
+
+
+def catalog_page(search: str = "", *, after: str | None = None, limit: int = CATALOG_PAGE_SIZE):
+    """The latest version of each published or mirrored server (deleted ones left out), by name, after
+    the name `after`, matching `search`; returns (rows, whether more follow). Each row carries its
+    upstream and `gateway_path`, where it is behind the gateway (or None)."""
+    rows = (
+        ServerVersion.objects.filter(is_latest=True).exclude(status=Status.DELETED).select_related("upstream")
+    )
+    if search:
+        rows = _search(rows, search)
+    if after:
+        rows = rows.filter(name__gt=after)
+    page = list(rows.defer("embedding").order_by("name")[: limit + 1])
+    bound = dict(
+        GatewayBinding.objects.filter(name__in=[row.name for row in page]).values_list("name", "server__path")
+    )
+    for row in page:
+        row.gateway_path = bound.get(row.name)
+    return page[:limit], len(page) > limit

@@ -26,6 +26,7 @@ urlpatterns = [
     path("", include("servers.api.health_urls")),
     path("", include("servers.urls")),
     path("", include("catalog.api.urls")),
+    path("", include("catalog.urls")),
     path("", include("servers.api.public_urls")),
     # Search routes first: `api/agents/discover/...` must win over `api/agents/<path>`.
     path("", include("agents.api.search_urls")),

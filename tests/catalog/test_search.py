@@ -80,3 +80,13 @@ def test_anonymous_callers_find_catalog_entries_only_when_the_listing_is_public(
     opened = client.post("/api/search/semantic", body, content_type="application/json").json()["results"]
 
     assert (closed, opened[0]["name"]) == ([], "com.example/git")
+
+
+def test_the_agents_page_shows_catalog_hits_linked_to_the_catalog(client, catalog, member):
+    versions_embed()
+    client.force_login(member("reader"))
+
+    page = client.get("/agents", {"q": "weather forecasts for my city"})
+
+    assert page.status_code == 200
+    assert '<a href="/catalog?q=io.github.acme/weather">io.github.acme/weather</a>' in page.content.decode()
