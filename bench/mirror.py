@@ -3,9 +3,9 @@ for semantic search, then an incremental sync of 100 changes; and the listing an
 runs beside them.
 
 The upstream is a page server in this process speaking the official registry's format (its `_meta`,
-cursors and `updated_since`), its entries made from the real server.json documents of
-tests/data/server-json-samples.json with names and descriptions varied, so that the benchmark measures
-this registry alone.
+cursors and `updated_since`; tests/catalog/official_pages.py, which the mirroring tests use too), its
+entries made from the real server.json documents of tests/data/server-json-samples.json with names and
+descriptions varied, so that the benchmark measures this registry alone.
 
 Run: .venv/bin/python bench/mirror.py [--entries 10000] [--changes 100] [--runs 1]
 """
@@ -17,73 +17,42 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import requests
 from common import PROJECT_DIR, Serve, free_port, manage, ms, registry_env, seed_servers, timed
 
-OFFICIAL = "io.modelcontextprotocol.registry/official"
+sys.path.insert(0, str(PROJECT_DIR))
+from tests.catalog.official_pages import OFFICIAL, OfficialPages, official_entry  # noqa: E402
+
 SAMPLES = PROJECT_DIR / "tests" / "data" / "server-json-samples.json"
 WORDS = "weather maps git postgres slack calendar search files browser translate invoices tickets".split()
 
 
-class Upstream:
-    def __init__(self, count: int):
-        documents = [s["document"] for s in json.loads(SAMPLES.read_text())["documents"] if s["valid_2025_12_11"]]
-        self.entries = []
+def upstream_entries(count: int) -> list[dict]:
+    documents = [s["document"] for s in json.loads(SAMPLES.read_text())["documents"] if s["valid_2025_12_11"]]
+    entries = []
+    for n in range(count):
+        document = json.loads(json.dumps(documents[n % len(documents)]))
+        namespace, _, name = document["name"].partition("/")
+        document["name"] = f"{namespace}/{name[:150]}-{n}"
+        topic = f"{WORDS[n % len(WORDS)]} and {WORDS[(n * 7) % len(WORDS)]}"
+        document["description"] = f"Server {n} for {topic}."[:100]
+        entries.append(official_entry(document, "2026-01-01T00:00:00.000000Z"))
+    return entries
+
+
+def change(upstream: OfficialPages, count: int, round_: int) -> None:
+    """`count` entries change upstream: a new description, and every fifth one deprecated."""
+    stamp = f"2026-02-{round_:02d}T00:00:00.000000Z"
+    with upstream.lock:
         for n in range(count):
-            document = json.loads(json.dumps(documents[n % len(documents)]))
-            namespace, _, name = document["name"].partition("/")
-            document["name"] = f"{namespace}/{name[:150]}-{n}"
-            topic = f"{WORDS[n % len(WORDS)]} and {WORDS[(n * 7) % len(WORDS)]}"
-            document["description"] = f"Server {n} for {topic}."[:100]
-            self.entries.append(self._entry(document, "2026-01-01T00:00:00.000000Z"))
-        self.lock = threading.Lock()
-        upstream = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
-                start, limit = int(query.get("cursor", "0")), int(query.get("limit", "30"))
-                since = query.get("updated_since", "")
-                with upstream.lock:
-                    chosen = [e for e in upstream.entries if e["_meta"][OFFICIAL]["updatedAt"] >= since]
-                page = {"servers": chosen[start : start + limit], "metadata": {"count": len(chosen[start:][:limit])}}
-                if start + limit < len(chosen):
-                    page["metadata"]["nextCursor"] = str(start + limit)
-                body = json.dumps(page).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @staticmethod
-    def _entry(document: dict, stamp: str) -> dict:
-        meta = {"status": "active", "publishedAt": stamp, "updatedAt": stamp, "isLatest": True}
-        return {"server": document, "_meta": {OFFICIAL: meta}}
-
-    def change(self, count: int, round_: int) -> None:
-        """`count` entries change upstream: a new description, and every fifth one deprecated."""
-        stamp = f"2026-02-{round_:02d}T00:00:00.000000Z"
-        with self.lock:
-            for n in range(count):
-                index = (n * 97 + round_) % len(self.entries)
-                entry = json.loads(json.dumps(self.entries[index]))
-                entry["server"]["description"] = f"Changed in round {round_}: {n}"
-                entry["_meta"][OFFICIAL].update(updatedAt=stamp, status="deprecated" if n % 5 == 0 else "active")
-                self.entries[index] = entry
+            index = (n * 97 + round_) % len(upstream.entries)
+            entry = json.loads(json.dumps(upstream.entries[index]))
+            entry["server"]["description"] = f"Changed in round {round_}: {n}"
+            entry["_meta"][OFFICIAL].update(updatedAt=stamp, status="deprecated" if n % 5 == 0 else "active")
+            upstream.entries[index] = entry
 
 
 def mirror(env: dict, url: str) -> float:
@@ -111,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     results = {"sync": [], "embed": [], "embedded": [], "incremental": []}
     for _ in range(args.runs):
-        upstream = Upstream(args.entries)
+        upstream = OfficialPages(upstream_entries(args.entries))
         with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
             port = free_port()
             env = registry_env(Path(tmp) / "var", port)
@@ -144,9 +113,9 @@ def main() -> None:
             results["embedded"].append(int(count))
             results["embed"].append(float(seconds))
             for round_ in range(1, 4):
-                upstream.change(args.changes, round_)
+                change(upstream, args.changes, round_)
                 results["incremental"].append(mirror(env, upstream.url))
-        upstream.server.shutdown()
+        upstream.stop()
     sync, embed = statistics.median(results["sync"]), statistics.median(results["embed"])
     report = {
         "entries": args.entries,

@@ -2,9 +2,11 @@
 
 import factory
 from django.contrib.auth.models import Group
+from django.utils import timezone
 
 from accounts.models import User
 from agents.models import Agent
+from catalog.models import ServerVersion
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
 
@@ -67,3 +69,34 @@ class AgentFactory(factory.django.DjangoModelFactory):
         lambda: [{"name": "summarize", "description": "Summarize text", "input_schema": {"type": "object"}}]
     )
     owner = factory.SubFactory(UserFactory)
+
+
+def stored_version(
+    name: str,
+    version: str = "1.0.0",
+    *,
+    description: str | None = None,
+    latest: bool = True,
+    status: str = "active",
+    message: str = "",
+    upstream=None,
+    **document,
+) -> ServerVersion:
+    """A published (or, with `upstream`, mirrored) version stored as is: `document` adds server.json
+    fields (title, packages, remotes) to the name, description and version."""
+    now = timezone.now()
+    description = f"{name} server" if description is None else description
+    return ServerVersion.objects.create(
+        name=name,
+        version=version,
+        document={"name": name, "description": description, "version": version} | document,
+        description=description,
+        status=status,
+        status_message=message,
+        status_changed_at=now,
+        is_latest=latest,
+        published_at=now,
+        updated_at=now,
+        upstream=upstream,
+        synced_at=now if upstream else None,
+    )

@@ -302,6 +302,11 @@ def test_beat_embeds_dirty_rows_every_30_seconds(settings):
             "schedule": 30.0,
             "options": {"expires": 25},
         },
+        "embed-dirty-versions": {
+            "task": "catalog.embed_versions_task",
+            "schedule": 30.0,
+            "options": {"expires": 25},
+        },
     }
 
 

@@ -1,8 +1,9 @@
 """Generated input against every operation of the published schemas, through the real Django stack and
 the real database: our own schema (/api/schema/ of the registry and of the metrics service) with admin
 credentials, and the official MCP Registry openapi.yaml for /v0.1 (every operation, writes included).
-Every answer must be a non-5xx that matches the schema it was generated from. The examples are derandomized, so a CI run is repeatable, and
-bounded (FUZZ_EXAMPLES per operation) so the whole file takes a few minutes on 2 cores."""
+Every answer must be a non-5xx that matches the schema it was generated from. The examples are
+derandomized, so a CI run is repeatable, and bounded (FUZZ_EXAMPLES per operation) so the whole file
+takes a few minutes on 2 cores."""
 
 import base64
 import json

@@ -2,36 +2,21 @@
 (the page's content security policy included)."""
 
 import pytest
-from django.utils import timezone
 
-from catalog.models import ServerVersion
 from tests.browser.conftest import log_in
+from tests.factories import stored_version
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _version(name, description, **document):
-    now = timezone.now()
-    ServerVersion.objects.create(
-        name=name,
-        version="1.0.0",
-        document={"name": name, "description": description, "version": "1.0.0"} | document,
-        description=description,
-        status_changed_at=now,
-        published_at=now,
-        updated_at=now,
-        is_latest=True,
-    )
-
-
 def test_a_user_finds_a_server_and_reads_how_to_install_it(page, operator_user, screenshot):
-    _version(
+    stored_version(
         "io.github.acme/weather",
-        "Forecasts for any city",
+        description="Forecasts for any city",
         title="Weather",
         packages=[{"registryType": "pypi", "identifier": "acme-weather", "version": "1.0.0"}],
     )
-    _version("com.example/git", "Read a Git repository")
+    stored_version("com.example/git", description="Read a Git repository")
     errors = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     log_in(page, "olga", "/login?next=/catalog")

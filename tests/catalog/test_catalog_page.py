@@ -3,10 +3,10 @@
 import json
 
 import pytest
-from django.utils import timezone
 
 from catalog.install import ways_to_use
-from catalog.models import ServerVersion, Upstream
+from catalog.models import Upstream
+from tests.factories import stored_version
 
 pytestmark = pytest.mark.django_db
 
@@ -19,22 +19,6 @@ NPM = {
         {"name": "WEATHER_KEY", "description": "API key", "isRequired": True, "isSecret": True}
     ],
 }
-
-
-def _version(name, version="1.0.0", *, latest=True, status="active", upstream=None, **document):
-    now = timezone.now()
-    return ServerVersion.objects.create(
-        name=name,
-        version=version,
-        document={"name": name, "description": f"{name} does things", "version": version} | document,
-        description=f"{name} does things",
-        status=status,
-        status_changed_at=now,
-        published_at=now,
-        updated_at=now,
-        is_latest=latest,
-        upstream=upstream,
-    )
 
 
 def test_each_registry_type_is_installed_with_its_own_command():
@@ -79,11 +63,11 @@ def test_each_registry_type_is_installed_with_its_own_command():
 def test_the_page_lists_latest_versions_with_how_to_install_them(client, member):
     client.force_login(member("reader"))
     official = Upstream.objects.create(name="official", url="https://registry.example.test")
-    _version("io.github.acme/weather", "1.2.0", title="Weather", packages=[NPM])
-    _version("io.github.acme/weather", "1.0.0", latest=False)
-    _version("com.example/old", status="deprecated")
-    _version("com.example/gone", status="deleted")
-    _version("com.example/mirrored", upstream=official)
+    stored_version("io.github.acme/weather", "1.2.0", title="Weather", packages=[NPM])
+    stored_version("io.github.acme/weather", "1.0.0", latest=False)
+    stored_version("com.example/old", status="deprecated")
+    stored_version("com.example/gone", status="deleted")
+    stored_version("com.example/mirrored", upstream=official)
 
     page = client.get("/catalog").content.decode()
     searched = client.get("/catalog", {"q": "weather"}).content.decode()

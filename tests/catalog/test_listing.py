@@ -9,28 +9,10 @@ from django.utils import timezone
 from catalog.listing_sql import versions_page_rows
 from catalog.models import ServerVersion, Upstream
 from catalog.responses import version_response
-from tests.factories import ServerFactory
+from tests.factories import ServerFactory, stored_version
 from tests.servers.spec import validate_server_list
 
 pytestmark = pytest.mark.django_db
-
-
-def _version(name, version, *, status="active", latest=False, upstream=None, message="", **document):
-    now = timezone.now()
-    return ServerVersion.objects.create(
-        name=name,
-        version=version,
-        document={"name": name, "description": f"{name} server", "version": version} | document,
-        description=document.get("description", f"{name} server"),
-        status=status,
-        status_message=message,
-        status_changed_at=now,
-        is_latest=latest,
-        published_at=now,
-        updated_at=now,
-        upstream=upstream,
-        synced_at=now if upstream else None,
-    )
 
 
 @pytest.fixture
@@ -43,12 +25,12 @@ def mixed(db):
     """Gateway servers (io.mcpgateway/…) and published names on both sides of them."""
     for path in ("/alpha", "/team/weather", "/zeta"):
         ServerFactory(path=path)
-    _version("com.acme/maps", "1.0.0")
-    _version("com.acme/maps", "1.1.0", latest=True)
-    _version("io.github.x/tool", "0.1.0", latest=True)
-    _version("io.mcpgateway-extra/z", "1.0.0", latest=True)  # sorts after every io.mcpgateway/ name
-    _version("zz.last/one", "3.0.0", latest=True, status="deprecated", message="use two")
-    _version("aa.first/one", "1.0.0", latest=True, status="deleted")
+    stored_version("com.acme/maps", "1.0.0", latest=False)
+    stored_version("com.acme/maps", "1.1.0", latest=True)
+    stored_version("io.github.x/tool", "0.1.0", latest=True)
+    stored_version("io.mcpgateway-extra/z", "1.0.0", latest=True)  # sorts after every io.mcpgateway/ name
+    stored_version("zz.last/one", "3.0.0", latest=True, status="deprecated", message="use two")
+    stored_version("aa.first/one", "1.0.0", latest=True, status="deleted")
 
 
 def _walk(client, token, limit, **params):
@@ -108,7 +90,7 @@ def test_a_cursor_from_another_query_is_refused(client, admin_token, mixed):
 
 def test_the_sql_page_is_the_python_response_of_each_version(mixed):
     upstream = Upstream.objects.create(name="official", url="https://registry.example.test")
-    _version(
+    stored_version(
         "io.mirrored/one",
         "1.0.0",
         latest=True,

@@ -3,11 +3,10 @@ mcp-publisher's own requests, synced in full, incrementally and after a crash; a
 registry's format served from real server.json documents."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import signal
+import time
 from io import StringIO
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
@@ -16,15 +15,16 @@ from django.core.management import call_command
 from catalog.models import ServerVersion, Upstream
 from catalog.services.mirroring import UpstreamError, upstream_sync
 from catalog.tasks import sync_due_upstreams_task
+from tests.catalog.official_pages import OFFICIAL, OfficialPages, official_entry
 from tests.catalog.peer import start_peer, stop_peer
 from tests.catalog.publisher import Publisher
+from tests.processes import start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SAMPLES = json.loads((Path(__file__).parents[1] / "data" / "server-json-samples.json").read_text())[
     "documents"
 ]
-OFFICIAL = "io.modelcontextprotocol.registry/official"
 
 
 def _distinct(documents):
@@ -169,71 +169,16 @@ def test_published_here_names_are_not_overwritten_and_mirrored_names_are_read_on
     )
 
 
-class OfficialPages:
-    """Pages in the official registry's format, from real documents: `_meta` as its OpenAPI describes
-    (status, publishedAt, updatedAt, isLatest), cursors of its own, `updated_since` honoured."""
-
-    def __init__(self, documents):
-        self.entries = []
-        for n, document in enumerate(documents):
-            stamp = f"2026-03-{1 + n % 28:02d}T10:{n % 60:02d}:00Z"
-            self.entries.append(
-                {
-                    "server": document,
-                    "_meta": {
-                        OFFICIAL: {
-                            "status": "active",
-                            "publishedAt": stamp,
-                            "updatedAt": stamp,
-                            "isLatest": True,
-                        }
-                    },
-                }
-            )
-        self.requests = []
-        pages = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                parts = urlsplit(self.path)
-                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                pages.requests.append((parts.path, query, self.headers.get("Authorization")))
-                start = int(query.get("cursor", "0"))
-                limit = int(query.get("limit", "30"))
-                chosen = [
-                    e
-                    for e in pages.entries
-                    if e["_meta"][OFFICIAL]["updatedAt"] >= query.get("updated_since", "")
-                ]
-                page = {
-                    "servers": chosen[start : start + limit],
-                    "metadata": {"count": len(chosen[start : start + limit])},
-                }
-                if start + limit < len(chosen):
-                    page["metadata"]["nextCursor"] = str(start + limit)
-                body = json.dumps(page).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 @pytest.fixture
 def official():
-    documents = (
-        VALID + INVALID + [{"name": "io.mcpgateway/forged", "description": "ours?", "version": "1.0.0"}]
+    """Pages in the official registry's format, from real documents (and one forged in our namespace)."""
+    forged = {"name": "io.mcpgateway/forged", "description": "ours?", "version": "1.0.0"}
+    documents = [*VALID, *INVALID, forged]
+    pages = OfficialPages(
+        [official_entry(d, f"2026-03-{1 + n % 28:02d}T10:{n % 60:02d}:00Z") for n, d in enumerate(documents)]
     )
-    pages = OfficialPages(documents)
     yield pages
-    pages.server.shutdown()
+    pages.stop()
 
 
 def test_official_pages_are_mirrored_and_bad_entries_counted_with_their_reason(official):
@@ -295,3 +240,32 @@ def test_the_beat_syncs_the_upstreams_that_are_due(official, free_port):
     assert list(outcome) == ["official"]
     assert outcome["official"].startswith(f"{len(VALID) + len(INVALID) + 1} seen")
     assert sync_due_upstreams_task() == {}  # not due again before its interval
+
+
+def test_a_mirror_command_killed_midway_resumes_where_it_stopped(tmp_path):
+    """`manage.py mirror` as a real process, killed with SIGKILL once some pages are stored."""
+    entries = [official_entry(d, f"2026-04-01T00:00:{n % 60:02d}Z") for n, d in enumerate(VALID)]
+    upstream = OfficialPages(entries, delay=0.3)
+    Upstream.objects.create(name="slow", url=upstream.url)
+    log = (tmp_path / "mirror.log").open("w")
+    try:
+        process = start("django", "mirror", upstream.url, "--name", "slow", "--page-size", "10", log=log)
+        deadline = time.monotonic() + 60
+        while not Upstream.objects.get(name="slow").cursor and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        process.wait(10)
+        stored_before = ServerVersion.objects.count()
+
+        call_command("mirror", upstream.url, "--name", "slow", stdout=StringIO(), stderr=StringIO())
+    finally:
+        log.close()
+        upstream.stop()
+
+    assert 0 < stored_before < len(VALID)
+    resumed = [query for _, query, _ in upstream.requests if "cursor" in query]
+    assert resumed and resumed[-1]["cursor"] != "0"
+    assert ServerVersion.objects.count() == len(VALID)
+    assert sorted(ServerVersion.objects.values_list("name", "version")) == sorted(
+        (d["name"], d["version"]) for d in VALID
+    )

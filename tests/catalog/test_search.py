@@ -1,36 +1,32 @@
 """Semantic search covers published and mirrored servers: their latest versions, embedded by the sweep."""
 
 import pytest
-from django.utils import timezone
 
 from catalog.models import ServerVersion
 from catalog.services.embeddings import version_text, versions_embed
+from tests.factories import stored_version
 
 pytestmark = pytest.mark.django_db
 
 
-def _version(name, version, description, *, latest=True, status="active", **document):
-    now = timezone.now()
-    return ServerVersion.objects.create(
-        name=name,
-        version=version,
-        document={"name": name, "description": description, "version": version} | document,
-        description=description,
-        status=status,
-        status_changed_at=now,
-        published_at=now,
-        updated_at=now,
-        is_latest=latest,
-    )
-
-
 @pytest.fixture
 def catalog(db):
-    _version("io.github.acme/weather", "2.0.0", "Forecasts, alerts and radar for any city", title="Weather")
-    _version("io.github.acme/weather", "1.0.0", "Forecasts for any city", latest=False)
-    _version("com.example/git", "0.3.1", "Read commits, diffs and branches of a Git repository")
-    _version("com.example/postgres", "1.2.0", "Query a PostgreSQL database in plain language")
-    _version("com.example/old-weather", "0.1.0", "Weather forecasts, the old way", status="deleted")
+    stored_version(
+        "io.github.acme/weather",
+        "2.0.0",
+        description="Forecasts, alerts and radar for any city",
+        title="Weather",
+    )
+    stored_version("io.github.acme/weather", "1.0.0", description="Forecasts for any city", latest=False)
+    stored_version(
+        "com.example/git", "0.3.1", description="Read commits, diffs and branches of a Git repository"
+    )
+    stored_version(
+        "com.example/postgres", "1.2.0", description="Query a PostgreSQL database in plain language"
+    )
+    stored_version(
+        "com.example/old-weather", "0.1.0", description="Weather forecasts, the old way", status="deleted"
+    )
 
 
 def test_only_latest_versions_are_embedded_with_their_text(catalog):

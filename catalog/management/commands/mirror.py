@@ -8,7 +8,7 @@ import time
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.services.mirroring import SyncRunning, UpstreamError, upstream_sync
+from catalog.services.mirroring import PAGE_LIMIT, SyncRunning, UpstreamError, upstream_sync
 from catalog.services.upstreams import upstream_default_name, upstream_save
 
 
@@ -31,8 +31,19 @@ class Command(BaseCommand):
             "--interval", type=int, default=None, metavar="MINUTES", help="later syncs (default 60)"
         )
         parser.add_argument("--no-sync", action="store_true", help="only add the upstream; the beat syncs it")
+        parser.add_argument(
+            "--page-size",
+            type=int,
+            default=PAGE_LIMIT,
+            metavar="N",
+            help=f"entries a page, 1-100 (default {PAGE_LIMIT})",
+        )
 
-    def handle(self, *args, url, name, include, exclude, auth_header, interval, no_sync, **options):
+    def handle(
+        self, *args, url, name, include, exclude, auth_header, interval, no_sync, page_size, **options
+    ):
+        if not 1 <= page_size <= PAGE_LIMIT:
+            raise CommandError(f"--page-size must be from 1 to {PAGE_LIMIT}.")
         name = name or upstream_default_name(url)
         fields = {"url": url, "include": include, "exclude": exclude}
         if auth_header is not None:
@@ -50,7 +61,7 @@ class Command(BaseCommand):
             return
         started = time.monotonic()
         try:
-            report = upstream_sync(upstream, progress=self._progress(started))
+            report = upstream_sync(upstream, progress=self._progress(started), page_limit=page_size)
         except SyncRunning as running:
             raise CommandError(str(running)) from None
         except UpstreamError as error:
