@@ -52,6 +52,7 @@ def registry_page(
 
     def build():
         servers_after, no_servers = _servers_after(after)
+        # Servers put behind the gateway are listed under their published names, not their paths.
         servers = (
             []
             if no_servers
@@ -60,14 +61,14 @@ def registry_page(
                 after=servers_after,
                 limit=limit + 1,
                 base_url=base_url,
-                exclude_ids=GatewayBinding.objects.values("server_id"),  # listed under their own names
+                exclude_ids=list(GatewayBinding.objects.values_list("server_id", flat=True)) or None,
                 **filters,
             )
         )
-        versions_ids = versions_page_query(after=after, include_deleted=include_deleted, **filters).values(
-            "id"
+        versions_ids = versions_page_query(after=after, include_deleted=include_deleted, **filters)
+        versions = versions_page_rows(
+            list(versions_ids.values_list("id", flat=True)[: limit + 1]), base_url=base_url
         )
-        versions = versions_page_rows(versions_ids[: limit + 1], base_url=base_url)
         rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
         shown = rows[:limit]
         last = (shown[-1][0], shown[-1][1]) if shown else None

@@ -124,8 +124,7 @@ def servers_page_entries(
     rows = servers_page_query(principal, after=after, **filters)
     if exclude_ids is not None:
         rows = rows.exclude(id__in=exclude_ids)
-    page_ids = rows.values("id")[:limit]
-    return servers_page_rows(page_ids, base_url=base_url)
+    return servers_page_rows(list(rows.values_list("id", flat=True)[:limit]), base_url=base_url)
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:
