@@ -11,8 +11,9 @@ import heapq
 from itertools import islice
 
 from catalog.listing_sql import versions_page_rows
-from catalog.models import GatewayBinding
+from catalog.models import GatewayBinding, ServerVersion
 from catalog.selectors import versions_page_query
+from registry_site.epochs import EPOCH_CACHE_TTL_SECONDS
 from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
 from servers.selectors import servers_page_entries
@@ -28,6 +29,18 @@ def _servers_after(after: tuple[str, str] | None) -> tuple[str | None, bool]:
     if name.startswith(prefix):
         return "/" + name[len(prefix) :].replace(".", "/"), False
     return None, name > prefix  # every gateway name starts with the prefix
+
+
+def _catalog_facts() -> tuple[list[int], bool]:
+    """(ids of the servers put behind the gateway, whether any version is stored), kept with the pages:
+    every write that changes either moves the listings' epoch. A registry without published versions
+    then pays nothing for them on a page it builds."""
+
+    def build():
+        bound = list(GatewayBinding.objects.values_list("server_id", flat=True))
+        return bound, ServerVersion.objects.exists()
+
+    return LISTINGS.get_or_build(("v01-catalog-facts",), build, ttl_seconds=EPOCH_CACHE_TTL_SECONDS)
 
 
 def registry_page(
@@ -52,7 +65,7 @@ def registry_page(
 
     def build():
         servers_after, no_servers = _servers_after(after)
-        # Servers put behind the gateway are listed under their published names, not their paths.
+        bound, any_versions = _catalog_facts()
         servers = (
             []
             if no_servers
@@ -61,14 +74,16 @@ def registry_page(
                 after=servers_after,
                 limit=limit + 1,
                 base_url=base_url,
-                exclude_ids=list(GatewayBinding.objects.values_list("server_id", flat=True)) or None,
+                exclude_ids=bound or None,  # listed under their published names, not their paths
                 **filters,
             )
         )
-        versions_ids = versions_page_query(after=after, include_deleted=include_deleted, **filters)
-        versions = versions_page_rows(
-            list(versions_ids.values_list("id", flat=True)[: limit + 1]), base_url=base_url
-        )
+        versions = []
+        if any_versions:
+            chosen = versions_page_query(after=after, include_deleted=include_deleted, **filters)
+            versions = versions_page_rows(
+                list(chosen.values_list("id", flat=True)[: limit + 1]), base_url=base_url
+            )
         rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
         shown = rows[:limit]
         last = (shown[-1][0], shown[-1][1]) if shown else None
