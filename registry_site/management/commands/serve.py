@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import admin_ensure
 from metrics.services import api_keys_from_environment
-from registry_site import preflight, supervisor
+from registry_site import preflight, roles, supervisor
 
 
 class Command(BaseCommand):
@@ -49,45 +49,9 @@ class Command(BaseCommand):
 
         metrics_keys = api_keys_from_environment()
         children = [
-            *supervisor.asgi_servers(
-                "web", settings.WEB_CONCURRENCY, "registry_site.asgi:application", host, port
-            ),
-            *supervisor.asgi_servers(
-                "metrics",
-                settings.METRICS_CONCURRENCY,
-                "registry_site.metrics_asgi:application",
-                settings.METRICS_SERVICE_HOST,
-                settings.METRICS_SERVICE_PORT,
-            ),
-            supervisor.Child("exporter", supervisor.python_module("django", "metrics_exporter")),
-            supervisor.Child(
-                "worker",
-                supervisor.python_module(
-                    "celery",
-                    "-A",
-                    "registry_site",
-                    "worker",
-                    "--loglevel",
-                    settings.LOG_LEVEL,
-                    "--concurrency",
-                    str(settings.CELERY_WORKER_CONCURRENCY),
-                    "--hostname",
-                    "worker@%h",
-                ),
-            ),
-            supervisor.Child(
-                "beat",
-                supervisor.python_module(
-                    "celery",
-                    "-A",
-                    "registry_site",
-                    "beat",
-                    "--loglevel",
-                    settings.LOG_LEVEL,
-                    "--schedule",
-                    settings.CELERY_BEAT_SCHEDULE_FILENAME,
-                ),
-            ),
+            child
+            for role in ("web", "metrics", "exporter", "worker", "beat")
+            for child in roles.children(role)
         ]
         # Children join the servers this process holds instead of starting their own.
         env = {
