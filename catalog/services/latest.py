@@ -15,12 +15,24 @@ def name_lock(name: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"catalog:{name}"])
 
 
-def latest_recompute(name: str) -> None:
-    """Mark the latest version of `name` and only it; the listings are rebuilt after the commit."""
-    versions = list(ServerVersion.objects.filter(name=name).only("id", "version", "published_at", "status"))
-    winner = latest_of(versions)
-    winner_id = winner.id if winner is not None else None
-    ServerVersion.objects.filter(name=name, is_latest=True).exclude(id=winner_id).update(is_latest=False)
-    if winner_id is not None:
-        ServerVersion.objects.filter(id=winner_id, is_latest=False).update(is_latest=True)
+def latest_mark(versions: list[ServerVersion]) -> None:
+    """Mark the latest of each name among `versions` (all the versions of those names) and only it, in
+    two statements whatever the number of names; the listings are rebuilt after the commit."""
+    by_name: dict[str, list[ServerVersion]] = {}
+    for version in versions:
+        by_name.setdefault(version.name, []).append(version)
+    if not by_name:
+        return
+    winners = [latest_of(rows).id for rows in by_name.values()]
+    ServerVersion.objects.filter(name__in=list(by_name), is_latest=True).exclude(id__in=winners).update(
+        is_latest=False
+    )
+    ServerVersion.objects.filter(id__in=winners, is_latest=False).update(is_latest=True)
     LISTINGS.bump()
+
+
+def latest_recompute(name: str) -> None:
+    """Mark the latest version of `name` and only it."""
+    latest_mark(
+        list(ServerVersion.objects.filter(name=name).only("id", "name", "version", "published_at", "status"))
+    )

@@ -27,9 +27,8 @@ from django.utils.dateparse import parse_datetime
 from catalog.choices import Status
 from catalog.documents import OFFICIAL_META, document_problem
 from catalog.models import STATUS_MESSAGE_MAX_LENGTH, ServerVersion, Upstream
-from catalog.versions import latest_of
+from catalog.services.latest import latest_mark
 from registry_site.untrusted import InputRejected, json_loads
-from servers.cache import LISTINGS
 from servers.naming import name_prefix
 
 logger = logging.getLogger(__name__)
@@ -215,21 +214,7 @@ class _Page:
                     "embedding_dirty",
                 ],
             )
-            _mark_latest([row for row in existing.values() if row.name in touched], touched)
-            if touched:
-                LISTINGS.bump()
-
-
-def _mark_latest(rows: list[ServerVersion], names: set[str]) -> None:
-    """`isLatest` by the rule for each of `names`, from all their versions (`rows`), in two statements."""
-    by_name: dict[str, list[ServerVersion]] = {}
-    for row in rows:
-        by_name.setdefault(row.name, []).append(row)
-    winners = [latest_of(versions).id for versions in by_name.values()]
-    ServerVersion.objects.filter(name__in=names, is_latest=True).exclude(id__in=winners).update(
-        is_latest=False
-    )
-    ServerVersion.objects.filter(id__in=winners, is_latest=False).update(is_latest=True)
+            latest_mark([row for row in existing.values() if row.name in touched])
 
 
 class _Client:
