@@ -1,5 +1,6 @@
-"""The project's middleware, in the order of MIDDLEWARE: the service's URLs, request ids, the input rule
-and the security headers. Each is sync and async capable, so none forces a thread hop under ASGI."""
+"""The project's middleware, in the order of MIDDLEWARE: the service's URLs, request ids, outages, the
+input rule and the security headers. Each is sync and async capable, so none forces a thread hop under
+ASGI."""
 
 import re
 import uuid
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
 from registry_site.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
+from registry_site.outages import outage_of, outage_response
 from registry_site.untrusted import InputRejected, check_text
 
 
@@ -74,6 +76,15 @@ class RequestIdMiddleware(HybridMiddleware):
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class OutageMiddleware(HybridMiddleware):
+    """A view that failed because PostgreSQL or Redis stopped answering: 503 with a Retry-After in the
+    path's format, never 500 (registry_site/outages.py)."""
+
+    def process_exception(self, request, exception):
+        outage = outage_of(exception)
+        return outage_response(request, outage) if outage is not None else None
 
 
 class UntrustedInputMiddleware(HybridMiddleware):

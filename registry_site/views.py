@@ -1,6 +1,7 @@
 """Project-level endpoints: the load-balancer health check."""
 
 import logging
+import sys
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -14,6 +15,7 @@ from registry_site.errors import (
     error_response,
     v01_error_response,
 )
+from registry_site.outages import outage_of, outage_response
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +84,13 @@ def csrf_failure(request, reason=""):
 
 
 def server_error(request):
-    """500 without a stack trace; the request id ties the answer to the logged traceback."""
+    """500 without a stack trace; the request id ties the answer to the logged traceback. When what
+    failed was PostgreSQL or Redis not answering (registry_site/outages.py), 503 with a Retry-After."""
     from django.views.defaults import server_error as django_server_error
 
+    outage = outage_of(sys.exc_info()[1])  # empty under ASGI, where this runs in another thread
+    if outage is not None:
+        return outage_response(request, outage)
     return _error(
         request, 500, "Internal server error", ErrorCode.SERVER_ERROR, lambda: django_server_error(request)
     )

@@ -62,6 +62,20 @@ def _fresh_redis(settings):
 
 
 @pytest.fixture
+def redis_down(settings):
+    """Every Redis client of this process points at a port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    from registry_site import redis_clients
+
+    settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    redis_clients.sync_client.cache_clear()
+    yield
+    redis_clients.sync_client.cache_clear()
+
+
+@pytest.fixture
 def scope_factory(db):
     """Make a scope granted to a group (created when missing)."""
     from django.contrib.auth.models import Group

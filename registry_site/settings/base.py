@@ -24,6 +24,9 @@ DATABASES["default"]["OPTIONS"] = {
         "timeout": 5,  # a request waits at most this long for a connection (and /health for its 503)
     },
 }
+# The pool checks a connection before lending it (one round trip), so after a PostgreSQL restart or
+# failover no request gets a connection that died with the old server.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # -- core ------------------------------------------------------------------------------------------
@@ -72,6 +75,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "registry_site.middleware.ServiceUrlconfMiddleware",
     "registry_site.middleware.RequestIdMiddleware",
+    "registry_site.middleware.OutageMiddleware",
     "registry_site.middleware.UntrustedInputMiddleware",
     "registry_site.middleware.SecurityHeadersMiddleware",
     "corsheaders.middleware.CorsMiddleware",  # preflights answered before any authentication

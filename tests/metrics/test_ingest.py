@@ -336,3 +336,17 @@ def test_a_body_of_another_content_type_is_415(client, metrics_urls, key_factory
     assert response.status_code == 415
     assert response.json()["error_code"] == "unsupported_media_type"
     assert buffer.pending() == 0
+
+
+def test_metrics_refused_while_redis_is_down_are_a_json_503(post_metrics, key_factory, redis_down):
+    key = key_factory()
+
+    response = post_metrics({"service": "registry", "metrics": [metric()]}, key)
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json() == {
+        "detail": "Redis is unavailable; retry shortly.",
+        "error_code": "redis_unavailable",
+        "request_id": response["X-Request-ID"],
+    }
