@@ -14,6 +14,9 @@ import uuid
 from collections.abc import Iterator
 from functools import lru_cache
 
+import redis
+from django.conf import settings
+
 from metrics import aggregates
 from registry_site.redis_clients import sync_client
 
@@ -26,6 +29,7 @@ LEASE_SECONDS = 60.0  # far longer than storing one hand-off takes
 DEAD_LETTERS = "registry:metrics:dead_letters"  # metrics the database refused, newest first
 DEAD_LETTER_COUNT = "registry:metrics:dead_letter_count"  # how many ever, including those trimmed away
 DEAD_LETTERS_KEPT = 10_000
+REPLICATION_MARK = "registry:metrics:replication_mark"  # written after each batch when replicas must confirm
 
 # KEYS: buffer, processing list, leases; ARGV: how many batches, lease deadline
 _TAKE = """
@@ -43,12 +47,28 @@ def _take_script():
     return sync_client().register_script(_TAKE)
 
 
+class NotReplicated(redis.ConnectionError):
+    """Fewer replicas than METRICS_REPLICA_ACKS confirmed a batch in time: not accepted (an outage, 503)."""
+
+
 def push(records: list[dict]) -> None:
-    """Buffer accepted metrics and count them in the aggregates, atomically."""
-    pipe = sync_client().pipeline(transaction=True)
+    """Buffer accepted metrics and count them in the aggregates, atomically; with METRICS_REPLICA_ACKS,
+    return only once that many replicas hold them."""
+    client = sync_client()
+    pipe = client.pipeline(transaction=True)
     pipe.rpush(BUFFER, json.dumps(records, separators=(",", ":")))
     aggregates.record(pipe, records)
     pipe.execute()
+    wanted = settings.METRICS_REPLICA_ACKS
+    if wanted > 0:
+        # WAIT counts replicas holding this connection's writes; replication keeps order, so a replica
+        # holding a write made after the batch (on one pipelined connection with the WAIT) holds the batch.
+        check = client.pipeline(transaction=False)
+        check.incr(REPLICATION_MARK)
+        check.wait(wanted, settings.METRICS_REPLICA_TIMEOUT_MS)
+        confirmed = check.execute()[1]
+        if confirmed < wanted:
+            raise NotReplicated(f"{confirmed} of {wanted} Redis replicas confirmed the batch in time")
 
 
 def take(max_batches: int, *, lease_seconds: float = LEASE_SECONDS) -> str | None:

@@ -7,6 +7,8 @@ import redis
 from django.conf import settings
 from django.db import connection
 
+from registry_site import redis_clients
+
 
 class PreflightError(Exception):
     """One line an operator can act on."""
@@ -38,7 +40,7 @@ def check_database() -> None:
 
 def check_redis() -> None:
     try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5, socket_timeout=5).ping()
+        redis_clients.sync_client().ping()
     except redis.RedisError as exc:
         hint = "check the URL, or unset REDIS_URL to use the embedded Redis"
         raise PreflightError(

@@ -8,6 +8,9 @@ from registry_site.settings.services import (  # noqa: F401 (re-exported as sett
     DATABASE_URL,
     EMBEDDED_DATABASE,
     EMBEDDED_REDIS,
+    REDIS_SENTINEL_MASTER,
+    REDIS_SENTINEL_PASSWORD,
+    REDIS_TARGET,
     REDIS_URL,
     VAR_DIR,
 )
@@ -157,12 +160,12 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 # -- cache (Redis) ---------------------------------------------------------------------------------
 
+# The cache shares the process's Redis connections (registry_site/redis_clients.py), Sentinel included.
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "registry_site.redis_cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "registry",
-        "OPTIONS": {"socket_connect_timeout": 5, "socket_timeout": 5},
     }
 }
 

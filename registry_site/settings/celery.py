@@ -2,9 +2,23 @@
 
 from registry_site.settings.env import env
 from registry_site.settings.metrics import METRICS_FLUSH_INTERVAL_SECONDS
-from registry_site.settings.services import REDIS_URL, VAR_DIR
+from registry_site.settings.services import REDIS_TARGET, REDIS_URL, VAR_DIR
 
 CELERY_BROKER_URL = REDIS_URL
+# A task whose worker died (acks_late below) goes back to the queue once it has been unacknowledged this
+# long, found by a sweep every few seconds; it must exceed the longest task, or a running task is
+# delivered again (every task is safe to run twice, but that is wasted work).
+CELERY_VISIBILITY_TIMEOUT_SECONDS = env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=300)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS,
+    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT_SECONDS // 10)),
+    "unacked_restore_throttle": 1,
+}
+if REDIS_TARGET.uses_sentinel:
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "master_name": REDIS_TARGET.master_name,
+        "sentinel_kwargs": REDIS_TARGET.sentinel_kwargs(),
+    }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a task whose worker dies is redelivered; every task is safe to run twice

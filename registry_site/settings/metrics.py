@@ -18,6 +18,10 @@ METRICS_RETENTION_DAYS = env.int("METRICS_RETENTION_DAYS", default=90)
 METRICS_FLUSH_INTERVAL_SECONDS = env.float("METRICS_FLUSH_INTERVAL_SECONDS", default=5.0)
 METRICS_MAX_BATCH = env.int("METRICS_MAX_BATCH", default=1000)  # metrics in one POST
 METRICS_MAX_BODY_BYTES = env.int("METRICS_MAX_BODY_BYTES", default=1024 * 1024)
+# Behind Redis Sentinel: a batch is accepted (202) only once this many replicas hold it (Redis WAIT, up
+# to METRICS_REPLICA_TIMEOUT_MS), so a failover never loses an accepted metric; otherwise 503.
+METRICS_REPLICA_ACKS = env.int("METRICS_REPLICA_ACKS", default=0)
+METRICS_REPLICA_TIMEOUT_MS = env.int("METRICS_REPLICA_TIMEOUT_MS", default=1000)
 
 # -- export ------------------------------------------------------------------------------------------
 OTEL_SERVICE_NAME = env.str("OTEL_SERVICE_NAME", default="mcp-metrics-service")

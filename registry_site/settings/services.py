@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from registry_site import embedded
+from registry_site import embedded, redis_url
 from registry_site.settings.env import BASE_DIR, ConfigurationError, env
 
 VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
@@ -18,3 +18,13 @@ except embedded.EmbeddedServiceError as exc:
     raise ConfigurationError(str(exc)) from exc
 DATABASE_URL = _database_url or _embedded.database_url
 REDIS_URL = _redis_url or _embedded.redis_url
+
+# REDIS_URL may name Redis Sentinels instead of one server (registry_site/redis_url.py).
+REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default="mymaster")
+REDIS_SENTINEL_PASSWORD = env.str("REDIS_SENTINEL_PASSWORD", default="")
+try:
+    REDIS_TARGET = redis_url.parse(
+        REDIS_URL, master_name=REDIS_SENTINEL_MASTER, sentinel_password=REDIS_SENTINEL_PASSWORD
+    )
+except redis_url.RedisUrlError as exc:
+    raise ConfigurationError(str(exc)) from exc

@@ -1,0 +1,115 @@
+"""Steady traffic through the balancer while a fault is injected, every answer recorded with its time,
+so a test can say which requests failed, how, and for how long (the failover window)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+import requests
+
+
+@dataclass(frozen=True)
+class Outcome:
+    at: float
+    kind: str
+    status: int  # 0: no HTTP answer (connection refused or reset, timeout)
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class Load:
+    """`threads` clients, each alternating a /v0.1 listing and a metrics batch of one metric marked with
+    this load's `run` id; `accepted` counts the metrics answered 202."""
+
+    def __init__(self, system, *, threads: int = 4, pause: float = 0.05):
+        self.system = system
+        self.run = uuid.uuid4().hex
+        self.threads = threads
+        self.pause = pause
+        self.outcomes: list[Outcome] = []
+        self.accepted = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self.auth = system.auth()  # fetched before any fault
+
+    def __enter__(self) -> Load:
+        for index in range(self.threads):
+            worker = threading.Thread(target=self._loop, name=f"load-{index}", daemon=True)
+            worker.start()
+            self._workers.append(worker)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for worker in self._workers:
+            worker.join(30)
+
+    def _loop(self) -> None:
+        session = requests.Session()
+        session.headers.update(self.auth)
+        listing = f"{self.system.url}/v0.1/servers?limit=5"
+        metrics = f"{self.system.metrics_url}/metrics"
+        body = {
+            "service": "lab",
+            "metrics": [{"type": "custom", "value": 1, "dimensions": {"run": self.run}}],
+        }
+        headers = {"X-API-Key": self.system.metrics_key}
+        while not self._stop.is_set():
+            self._record("listing", lambda: session.get(listing, timeout=10))
+            answer = self._record(
+                "metrics", lambda: session.post(metrics, json=body, headers=headers, timeout=10)
+            )
+            if answer is not None and answer.status_code == 202:
+                with self._lock:
+                    self.accepted += answer.json()["accepted"]
+            time.sleep(self.pause)
+
+    def _record(self, kind: str, call):
+        try:
+            answer = call()
+        except requests.RequestException as exc:
+            self._add(Outcome(time.monotonic(), kind, 0, exc.__class__.__name__))
+            return None
+        self._add(
+            Outcome(
+                time.monotonic(),
+                kind,
+                answer.status_code,
+                answer.text[:200] if answer.status_code >= 300 else "",
+            )
+        )
+        return answer
+
+    def _add(self, outcome: Outcome) -> None:
+        with self._lock:
+            self.outcomes.append(outcome)
+
+    # -- what happened -------------------------------------------------------------------------------
+
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    def statuses(self) -> set[int]:
+        return {o.status for o in self.outcomes}
+
+    def window(self, since: float) -> float:
+        """Seconds from `since` to the last failure after it (0: none failed)."""
+        failed = [o.at for o in self.failures() if o.at >= since]
+        return max(failed) - since if failed else 0.0
+
+    def succeeded_after(self, moment: float) -> int:
+        return sum(1 for o in self.outcomes if o.at > moment and o.ok)
+
+    def stored(self) -> int:
+        return int(
+            self.system.sql(
+                f"SELECT count(*) FROM metrics_genericmetric WHERE dimensions->>'run' = '{self.run}'"
+            )
+        )
