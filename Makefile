@@ -9,7 +9,7 @@ NPM_LOCKS := tests/oidc/package-lock.json tests/conformance/package-lock.json
 TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt $(NPM_LOCKS) | sha1sum | cut -c1-12)
 
 # Debian packages the tests run for real, as `command:package`.
-TEST_PEERS := nginx:nginx-light chromium:chromium kubectl:kubernetes-client
+TEST_PEERS := nginx:nginx-light chromium:chromium kubectl:kubernetes-client redis-server:redis-server ip:iproute2
 
 .PHONY: run test lint install install-test system-packages bench clean
 

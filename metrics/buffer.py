@@ -53,22 +53,26 @@ class NotReplicated(redis.ConnectionError):
 
 def push(records: list[dict]) -> None:
     """Buffer accepted metrics and count them in the aggregates, atomically; with METRICS_REPLICA_ACKS,
-    return only once that many replicas hold them."""
+    return only once that many replicas hold them. A batch the replicas did not confirm in time is taken
+    back out of the buffer and NotReplicated raised (503: nothing was kept, the sender sends it again),
+    unless a flush has already taken it, in which case it is being stored and counts as accepted."""
     client = sync_client()
+    batch = json.dumps(records, separators=(",", ":"))
     pipe = client.pipeline(transaction=True)
-    pipe.rpush(BUFFER, json.dumps(records, separators=(",", ":")))
+    pipe.rpush(BUFFER, batch)
     aggregates.record(pipe, records)
     pipe.execute()
     wanted = settings.METRICS_REPLICA_ACKS
-    if wanted > 0:
-        # WAIT counts replicas holding this connection's writes; replication keeps order, so a replica
-        # holding a write made after the batch (on one pipelined connection with the WAIT) holds the batch.
-        check = client.pipeline(transaction=False)
-        check.incr(REPLICATION_MARK)
-        check.wait(wanted, settings.METRICS_REPLICA_TIMEOUT_MS)
-        confirmed = check.execute()[1]
-        if confirmed < wanted:
-            raise NotReplicated(f"{confirmed} of {wanted} Redis replicas confirmed the batch in time")
+    if wanted <= 0:
+        return
+    # WAIT counts replicas holding this connection's writes; replication keeps order, so a replica holding
+    # a write made after the batch (on one pipelined connection with the WAIT) holds the batch.
+    check = client.pipeline(transaction=False)
+    check.incr(REPLICATION_MARK)
+    check.wait(wanted, settings.METRICS_REPLICA_TIMEOUT_MS)
+    confirmed = check.execute()[1]
+    if confirmed < wanted and client.lrem(BUFFER, 1, batch):
+        raise NotReplicated(f"{confirmed} of {wanted} Redis replicas confirmed the batch in time")
 
 
 def take(max_batches: int, *, lease_seconds: float = LEASE_SECONDS) -> str | None:

@@ -90,9 +90,20 @@ def validate_batch(body, *, service: str) -> Validated:
         except Invalid as exc:
             result.errors.append({"index": index, "field": exc.field, "message": exc.message})
             continue
-        record.update(id=uuid.uuid4().hex, service=service, version=version)
+        record.update(id=_row_id(raw.get("id"), service), service=service, version=version)
         result.accepted.append(record)
     return result
+
+
+# Row ids of metrics sent with an `id` of their own: the sender's id within its service, so a batch sent
+# again after an answer that never came is stored once, and no service can collide with another's rows.
+_SENT_IDS = uuid.UUID("1f0c7a52-4a4e-5b8e-9d2c-6a2f1b7e8c30")
+
+
+def _row_id(sent, service: str) -> str:
+    if sent is None:
+        return uuid.uuid4().hex
+    return uuid.uuid5(_SENT_IDS, f"{service.lower()}:{uuid.UUID(str(sent)).hex}").hex
 
 
 def _metric(raw, *, now: float) -> dict:
@@ -117,6 +128,13 @@ def _metric(raw, *, now: float) -> dict:
         raise Invalid("metadata", "`metadata` must be a JSON object.")
     if len(json.dumps(metadata, default=str)) > MAX_METADATA_BYTES:
         raise Invalid("metadata", f"`metadata` must serialise to at most {MAX_METADATA_BYTES} bytes.")
+    if "id" in raw and raw["id"] is not None:
+        try:
+            uuid.UUID(str(raw["id"]))
+        except ValueError:
+            raise Invalid(
+                "id", "`id` must be a UUID (a metric sent again with its id is stored once)."
+            ) from None
     try:  # after the typed checks, whose messages are more precise
         check_tree(raw)
     except InputRejected as rejected:

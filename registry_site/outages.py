@@ -33,11 +33,18 @@ class Outage:
     message: str
 
 
+# Refusals of a Redis that is up but cannot take writes now: no replica good enough for the master's
+# min-replicas-to-write, or a replica that lost its master (error prefixes, as Redis sends them).
+REDIS_REFUSALS = ("NOREPLICAS", "MASTERDOWN", "EXECABORT Transaction discarded because of: NOREPLICAS")
+
+
 def outage_of(exc: BaseException | None) -> Outage | None:
     """What is down, when `exc` (or what caused it) says a dependency stopped answering."""
     seen = 0
     while exc is not None and seen < 5:
-        if isinstance(exc, REDIS_OUTAGES):
+        if isinstance(exc, REDIS_OUTAGES) or (
+            isinstance(exc, redis.ResponseError) and str(exc).startswith(REDIS_REFUSALS)
+        ):
             return Outage(ErrorCode.REDIS_UNAVAILABLE, "Redis is unavailable; retry shortly")
         if isinstance(exc, DATABASE_OUTAGES) or _is_pool_timeout(exc):
             return Outage(ErrorCode.DATABASE_UNAVAILABLE, "The database is unavailable; retry shortly")

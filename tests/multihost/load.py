@@ -25,7 +25,8 @@ class Outcome:
 
 class Load:
     """`threads` clients, each alternating a /v0.1 listing and a metrics batch of one metric marked with
-    this load's `run` id; `accepted` counts the metrics answered 202."""
+    this load's `run` id; `accepted` counts the metrics answered 202. Like a careful sender, a client
+    sends a batch that was not answered 202 again, metric ids unchanged (docs/metrics.md)."""
 
     def __init__(self, system, *, threads: int = 4, pause: float = 0.05):
         self.system = system

@@ -3,13 +3,14 @@ machine: every role started by the image's entry script (`python -m registry_sit
 production settings, PostgreSQL and Redis on hosts of their own, nginx in front.
 
     db        PostgreSQL 16 with pgvector (the server `pgserver` ships), reached over TCP with a password
-    redis-a   Redis master + a Sentinel       redis-b  Redis replica + a Sentinel
-    lb        nginx (registry and metrics upstreams) + the third Sentinel
+    redis-a   Redis master + a Sentinel       redis-b, redis-c  Redis replicas + a Sentinel each
+    lb        nginx (registry and metrics upstreams)
     web-a/b   the web role and the metrics role
     worker-a/b  the worker role             beat     the beat role
     mcp       a real MCP server of the official SDK (tests/multihost/mcp_host.py)
 
-Redis keeps an append-only file (fsync always), so a stopped Redis comes back with what it had.
+Redis keeps an append-only file (fsync always), so a stopped Redis comes back with what it had; with two
+replicas, a failover still leaves one to confirm metrics (METRICS_REPLICA_ACKS=1).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ HOSTS = {
     "db": 10,
     "redis-a": 20,
     "redis-b": 21,
+    "redis-c": 22,
     "web-a": 11,
     "web-b": 12,
     "worker-a": 31,
@@ -44,7 +46,7 @@ HOSTS = {
 }
 WEB_PORT, METRICS_PORT, LB_PORT, LB_METRICS_PORT, MCP_PORT = 8000, 8890, 80, 8890, 9000
 REDIS_PORT, SENTINEL_PORT = 6379, 26379
-SENTINEL_HOSTS = ("redis-a", "redis-b", "lb")
+REDIS_HOSTS = SENTINEL_HOSTS = ("redis-a", "redis-b", "redis-c")
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PG_BIN = Path(pgserver.__file__).parent / "pginstall" / "bin"
 PG_USER = "pgserver"  # the unprivileged user pgserver itself runs PostgreSQL as under root
@@ -162,7 +164,7 @@ class System:
         self.lab.up()
         self._collect_static()
         self.start_postgres(initialize=True)
-        for host in ("redis-a", "redis-b"):
+        for host in REDIS_HOSTS:
             self.start_redis(host)
         for host in SENTINEL_HOSTS:
             self.start_sentinel(host)
@@ -338,16 +340,17 @@ class System:
 
     def start_sentinel(self, host_name: str) -> None:
         host = self.hosts[host_name]
-        config = host.directory / "sentinel.conf"
-        config.write_text(
-            f"bind {host.address}\nport {SENTINEL_PORT}\nprotected-mode no\n"
-            f"sentinel announce-ip {host.address}\n"
-            f"sentinel monitor registry {self.address('redis-a')} {REDIS_PORT} 2\n"
-            f"sentinel auth-pass registry {self.redis_password}\n"
-            "sentinel down-after-milliseconds registry 2000\n"
-            "sentinel failover-timeout registry 10000\n"
-            "sentinel parallel-syncs registry 1\n"
-        )
+        config = host.directory / "sentinel.conf"  # a Sentinel rewrites it as it learns; kept on restart
+        if not config.exists():
+            config.write_text(
+                f"bind {host.address}\nport {SENTINEL_PORT}\nprotected-mode no\n"
+                f"sentinel announce-ip {host.address}\n"
+                f"sentinel monitor registry {self.address('redis-a')} {REDIS_PORT} 2\n"
+                f"sentinel auth-pass registry {self.redis_password}\n"
+                "sentinel down-after-milliseconds registry 2000\n"
+                "sentinel failover-timeout registry 10000\n"
+                "sentinel parallel-syncs registry 1\n"
+            )
         host.spawn("sentinel", [redis_binary(), str(config), "--sentinel"])
         wait_for(
             lambda: self._redis_ping(host.address, SENTINEL_PORT, password=None),
