@@ -350,3 +350,30 @@ def test_metrics_refused_while_redis_is_down_are_a_json_503(post_metrics, key_fa
         "error_code": "redis_unavailable",
         "request_id": response["X-Request-ID"],
     }
+
+
+def test_a_batch_sent_again_with_its_metric_ids_is_stored_once(post_metrics, key_factory):
+    key = key_factory()
+    body = batch(
+        metric("custom", id="6f1c1e4e-3b0a-4c55-9d7e-0b8c2f1a9e10"),
+        metric("custom", id="0b8c2f1a-9e10-4c55-9d7e-6f1c1e4e3b0a"),
+    )
+
+    first, again = post_metrics(body, key), post_metrics(body, key)
+    metrics_flush()
+
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert GenericMetric.objects.count() == 2
+
+
+def test_a_metric_id_that_is_not_a_uuid_is_refused(post_metrics, key_factory):
+    response = post_metrics(batch(metric("custom", id="retry-1")), key_factory())
+
+    assert response.status_code == 422
+    assert response.json()["errors"] == [
+        {
+            "index": 0,
+            "field": "id",
+            "message": "`id` must be a UUID (a metric sent again with its id is stored once).",
+        }
+    ]
