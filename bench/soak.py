@@ -1,0 +1,482 @@
+"""Soak of the multi-host deployment (tests/multihost/system.py: ten namespace hosts, every role started
+by the image's entry script with the production settings, Redis under Sentinel, nginx in front).
+
+A steady mixed load runs through the balancer for `--minutes` (listing, semantic search, gateway
+`tools/call` in MCP sessions, metrics ingestion, health websockets) while faults come on a schedule: a
+web host killed, a worker host killed, Redis stopped for 10 s, PostgreSQL restarted, the Redis master
+killed; each killed host is started again 30 s later. Every request is recorded with its time, so errors
+are split into those inside a fault window (the fault, plus 20 s) and those outside (goal: none).
+
+Then the sweep phase: 10,000 enabled servers are added, the MCP host starts failing, and a health check of
+every server is queued (each one changes a status). The /v0.1 first page is timed at one client while
+idle and while the sweep runs (goal: p99 during the sweep within 2x idle).
+
+Report (markdown on stdout, JSON with --json): requests by kind, errors inside and outside fault windows,
+metrics accepted vs stored, RSS of every process at start (after warm-up) and end, p50/p99 per kind.
+
+Needs root (network namespaces), nginx and redis-server (`make test` installs them).
+Run: sudo .venv/bin/python bench/soak.py [--minutes 10] [--clients 8] [--sockets 20] [--sweep-servers 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import psutil
+import requests
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_DIR))
+
+from tests.multihost.lab import wait_for  # noqa: E402
+from tests.multihost.system import REDIS_HOSTS, System  # noqa: E402
+
+GRACE_SECONDS = 20.0
+SEEDED_SERVERS = 8
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "soak", "version": "1"},
+    },
+}
+QUERIES = ["add two numbers", "echo text back", "arithmetic server", "a tool that repeats what it is given"]
+
+
+class Recorder:
+    def __init__(self):
+        self.rows: list[
+            tuple[float, str, int, float]
+        ] = []  # (at, kind, status, seconds); status 0: no answer
+        self.lock = threading.Lock()
+        self.accepted = 0
+
+    def add(self, kind: str, status: int, started: float) -> None:
+        with self.lock:
+            self.rows.append((started, kind, status, time.monotonic() - started))
+
+
+def timed(recorder: Recorder, kind: str, method, url: str, **kwargs):
+    started = time.monotonic()
+    try:
+        answer = method(url, timeout=15, **kwargs)
+    except (requests.RequestException, OSError):
+        recorder.add(kind, 0, started)
+        return None
+    recorder.add(kind, answer.status_code, started)
+    return answer
+
+
+def client_loop(system: System, recorder: Recorder, stop: threading.Event, index: int, run: str) -> None:
+    session = requests.Session()
+    session.headers.update(system.auth())
+    base = system.url
+    path = f"/soak-{index % SEEDED_SERVERS}"
+    mcp_session = None
+    pending = None
+    metrics_headers = {"X-API-Key": system.metrics_key}
+    step = 0
+    while not stop.is_set() or pending is not None:
+        if stop.is_set():  # finish the batch being sent again, nothing else
+            kind = "metrics"
+        else:
+            kind = ("listing", "search", "tools_call", "metrics")[step % 4]
+        step += 1
+        if kind == "listing":
+            timed(recorder, kind, session.get, f"{base}/v0.1/servers?limit=30")
+        elif kind == "search":
+            query = QUERIES[step % len(QUERIES)]
+            body = {"query": query, "max_results": 5}
+            timed(recorder, kind, session.post, f"{base}/api/search/semantic", json=body)
+        elif kind == "tools_call":
+            if mcp_session is None:
+                opened = timed(
+                    recorder,
+                    "tools_call",
+                    session.post,
+                    f"{base}{path}/mcp",
+                    json=INITIALIZE,
+                    headers=MCP_HEADERS,
+                )
+                mcp_session = (
+                    opened.headers.get("mcp-session-id") if opened is not None and opened.ok else None
+                )
+                continue
+            call = {
+                "jsonrpc": "2.0",
+                "id": step,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": step, "b": 1}},
+            }
+            headers = {**MCP_HEADERS, "Mcp-Session-Id": mcp_session}
+            answer = timed(recorder, kind, session.post, f"{base}{path}/mcp", json=call, headers=headers)
+            if answer is None or not answer.ok:
+                mcp_session = None  # a new session next time
+        else:
+            pending = pending or {
+                "service": "soak",
+                "metrics": [
+                    {"id": str(uuid.uuid4()), "type": "custom", "value": 1, "dimensions": {"run": run}}
+                ],
+            }
+            answer = timed(
+                recorder,
+                "metrics",
+                session.post,
+                f"{system.metrics_url}/metrics",
+                json=pending,
+                headers=metrics_headers,
+            )
+            if answer is not None and answer.status_code == 202:
+                with recorder.lock:
+                    recorder.accepted += answer.json()["accepted"]
+                pending = None
+            elif stop.is_set():
+                time.sleep(0.5)
+
+
+def sockets_loop(system: System, recorder: Recorder, stop: threading.Event, count: int) -> dict:
+    """`count` websocket clients on /ws/health_status through the balancer, reconnecting when closed."""
+    from websockets.asyncio.client import connect
+
+    totals = {"messages": 0, "connects": 0}
+    url = f"ws://{system.address('lb')}/ws/health_status"
+
+    async def one():
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                async with connect(url, open_timeout=10, close_timeout=2) as socket:
+                    recorder.add("websocket", 101, started)
+                    totals["connects"] += 1
+                    while not stop.is_set():
+                        try:
+                            await asyncio.wait_for(socket.recv(), 1)
+                            totals["messages"] += 1
+                        except TimeoutError:
+                            continue
+            except Exception:  # noqa: BLE001 - any failure to connect or a dropped socket
+                if not stop.is_set():
+                    recorder.add("websocket", 0, started)
+                    await asyncio.sleep(1)
+
+    async def all_of_them():
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    asyncio.run(all_of_them())
+    return totals
+
+
+# -- faults ------------------------------------------------------------------------------------------
+
+
+def fault_schedule(system: System, minutes: float):
+    """(offset seconds, name, inject, repair after seconds, repair)."""
+    span = minutes * 60
+
+    def kill(host, roles):
+        return (lambda: system.kill_host(host)), (lambda: [system.start_role(host, role) for role in roles])
+
+    web_kill, web_back = kill("web-a", ("web", "metrics"))
+    worker_kill, worker_back = kill("worker-b", ("worker",))
+
+    def redis_stop():
+        for host in REDIS_HOSTS:
+            system.hosts[host].stop("redis")
+
+    def redis_start():
+        for host in REDIS_HOSTS:
+            if system.hosts[host].processes["redis"].poll() is not None:
+                system.start_redis(host)
+
+    def master_kill():
+        system.kill_host(system.redis_master())
+
+    def master_back():
+        for host in REDIS_HOSTS:
+            if system.hosts[host].processes["redis"].poll() is not None:
+                system.start_redis(host)
+                system.start_sentinel(host)
+
+    return [
+        (span * 0.20, "web host killed", web_kill, 30, web_back),
+        (span * 0.35, "worker host killed", worker_kill, 30, worker_back),
+        (span * 0.50, "Redis stopped 10 s", redis_stop, 10, redis_start),
+        (span * 0.65, "PostgreSQL restarted", system.stop_postgres, 5, system.start_postgres),
+        (span * 0.80, "Redis master killed", master_kill, 30, master_back),
+    ]
+
+
+def run_faults(system: System, schedule, started: float, stop: threading.Event, windows: list) -> None:
+    for offset, name, inject, repair_after, repair in schedule:
+        while time.monotonic() - started < offset:
+            if stop.wait(0.5):
+                return
+        at = time.monotonic()
+        inject()
+        time.sleep(repair_after)
+        repair()
+        windows.append((name, at, time.monotonic() + GRACE_SECONDS))
+        print(
+            f"  fault: {name} at {at - started:.0f} s, repaired {time.monotonic() - at:.0f} s later",
+            flush=True,
+        )
+
+
+# -- memory ------------------------------------------------------------------------------------------
+
+
+def process_memory(system: System) -> dict[str, tuple[int, float]]:
+    """host/process name -> (pid, RSS MB) of every process of every host."""
+    found = {}
+    for name, host in system.hosts.items():
+        for pid in host.pids():
+            try:
+                process = psutil.Process(pid)
+                label = " ".join(os.path.basename(part) for part in process.cmdline()[:4])[:60]
+                found[f"{name}: {label} [{pid}]"] = (pid, process.memory_info().rss / 2**20)
+            except psutil.Error:
+                continue
+    return found
+
+
+# -- the sweep phase ---------------------------------------------------------------------------------
+
+
+def sweep_phase(system: System, servers: int, samples: int = 400) -> dict:
+    """Listing p99 at one client, idle and during a health sweep of `servers` servers that all change
+    status."""
+    script = (
+        "from servers.models import Server\n"
+        f"url = '{system.mcp_url}/mcp'\n"
+        f"Server.objects.bulk_create([Server(path=f'/sweep-{{i:05d}}', name=f'Sweep {{i}}', proxy_pass_url=url, "
+        f"is_enabled=True, health_status='healthy') for i in range({servers})], batch_size=2000)\n"
+    )
+    system.hosts["web-a"].run(
+        [sys.executable, "manage.py", "shell", "-c", script], env=system.env("web-a"), timeout=600
+    )
+    session = requests.Session()
+    session.headers.update(system.auth())
+    url = f"{system.url}/v0.1/servers?limit=30"
+
+    def measure(count: int) -> list[float]:
+        times = []
+        for _ in range(count):
+            started = time.perf_counter()
+            answer = session.get(url, timeout=30)
+            times.append(time.perf_counter() - started)
+            assert answer.status_code == 200, answer.text
+        return times
+
+    measure(50)  # warm
+    idle = measure(samples)
+    system.mcp_control("fail", on="1")
+    queued = session.post(f"{system.url}/api/internal/healthcheck", headers=system.basic(), timeout=120)
+    assert queued.status_code == 200, queued.text
+    swept_at = time.monotonic()
+    during = measure(samples)
+    duration = time.monotonic() - swept_at
+    changed = int(system.sql("SELECT count(*) FROM servers_server WHERE health_status LIKE 'unhealthy%'"))
+    system.mcp_control("fail", on="0")
+    return {
+        "servers": servers,
+        "idle_p50_ms": percentile(idle, 50) * 1000,
+        "idle_p99_ms": percentile(idle, 99) * 1000,
+        "sweep_p50_ms": percentile(during, 50) * 1000,
+        "sweep_p99_ms": percentile(during, 99) * 1000,
+        "measured_seconds": duration,
+        "statuses_changed_meanwhile": changed,
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+# -- main --------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--sockets", type=int, default=20)
+    parser.add_argument("--warm-up", type=float, default=60, help="seconds before the start RSS is read")
+    parser.add_argument("--sweep-servers", type=int, default=10_000, help="0: no sweep phase")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    system = System(Path(tempfile.mkdtemp(prefix="registry-soak-")))
+    print("==> building the deployment", flush=True)
+    system.start()
+    try:
+        for index in range(SEEDED_SERVERS):
+            system.register(f"/soak-{index}", name=f"Soak {index}")
+        wait_for(
+            lambda: (
+                int(system.sql("SELECT count(*) FROM servers_server WHERE health_status = 'healthy'"))
+                == SEEDED_SERVERS
+            ),
+            timeout=120,
+            what="the seeded servers healthy",
+        )
+        recorder, stop, run = Recorder(), threading.Event(), uuid.uuid4().hex
+        threads = [
+            threading.Thread(target=client_loop, args=(system, recorder, stop, i, run), daemon=True)
+            for i in range(args.clients)
+        ]
+        sockets_result: dict = {}
+        sockets = threading.Thread(
+            target=lambda: sockets_result.update(sockets_loop(system, recorder, stop, args.sockets)),
+            daemon=True,
+        )
+        windows: list = []
+        started = time.monotonic()
+        schedule = fault_schedule(system, args.minutes)
+        faults = threading.Thread(
+            target=run_faults, args=(system, schedule, started, stop, windows), daemon=True
+        )
+        print(
+            f"==> {args.minutes:g} minutes of load, {args.clients} clients, {args.sockets} websockets",
+            flush=True,
+        )
+        for thread in [*threads, sockets, faults]:
+            thread.start()
+        time.sleep(args.warm_up)
+        memory_start = process_memory(system)
+        while time.monotonic() - started < args.minutes * 60:
+            time.sleep(5)
+        memory_end = process_memory(system)
+        stop.set()
+        faults.join(120)
+        for thread in threads:
+            thread.join(120)
+        sockets.join(30)
+        wait_for(
+            lambda: stored(system, run) >= recorder.accepted, timeout=120, what="the accepted metrics stored"
+        )
+        time.sleep(3)
+        result = report(
+            recorder, windows, started, memory_start, memory_end, stored(system, run), sockets_result
+        )
+        if args.sweep_servers:
+            print(f"==> sweep phase: {args.sweep_servers} servers", flush=True)
+            result["sweep"] = sweep_phase(system, args.sweep_servers)
+        print(json.dumps(result, indent=2) if args.json else markdown(result))
+    finally:
+        system.stop()
+
+
+def stored(system: System, run: str) -> int:
+    return int(system.sql(f"SELECT count(*) FROM metrics_genericmetric WHERE dimensions->>'run' = '{run}'"))
+
+
+def report(recorder, windows, started, memory_start, memory_end, stored_count, sockets_result) -> dict:
+    def in_window(at: float) -> bool:
+        return any(begin <= at <= end for _, begin, end in windows)
+
+    kinds: dict[str, dict] = defaultdict(
+        lambda: {"requests": 0, "errors_in": 0, "errors_out": 0, "times": []}
+    )
+    statuses_out: dict[str, set] = defaultdict(set)
+    for at, kind, status, seconds in recorder.rows:
+        entry = kinds[kind]
+        entry["requests"] += 1
+        ok = 200 <= status < 300 or (kind == "websocket" and status == 101)
+        if not ok:
+            entry["errors_in" if in_window(at) else "errors_out"] += 1
+            if not in_window(at):
+                statuses_out[kind].add(status)
+        elif not in_window(at):
+            entry["times"].append(seconds)
+    rows = {
+        kind: {
+            "requests": entry["requests"],
+            "errors_in_fault_windows": entry["errors_in"],
+            "errors_outside": entry["errors_out"],
+            "statuses_outside": sorted(statuses_out[kind]),
+            "p50_ms": percentile(entry["times"], 50) * 1000,
+            "p99_ms": percentile(entry["times"], 99) * 1000,
+        }
+        for kind, entry in sorted(kinds.items())
+    }
+    memory = []
+    for label, (_pid, rss) in sorted(memory_start.items()):
+        end = memory_end.get(label)
+        memory.append({"process": label, "start_mb": rss, "end_mb": end[1] if end else None})
+    return {
+        "minutes": (time.monotonic() - started) / 60,
+        "faults": [{"name": name, "at_s": begin - started} for name, begin, _ in windows],
+        "kinds": rows,
+        "metrics_accepted": recorder.accepted,
+        "metrics_stored": stored_count,
+        "websocket_messages": sockets_result.get("messages", 0),
+        "memory": memory,
+    }
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        f"Soak: {result['minutes']:.1f} minutes; faults: "
+        + ", ".join(f"{f['name']} at {f['at_s']:.0f} s" for f in result["faults"]),
+        "",
+        "| kind | requests | errors in fault windows | errors outside | p50 (ms) | p99 (ms) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for kind, row in result["kinds"].items():
+        outside = f"{row['errors_outside']}" + (
+            f" ({row['statuses_outside']})" if row["errors_outside"] else ""
+        )
+        lines.append(
+            f"| {kind} | {row['requests']} | {row['errors_in_fault_windows']} | {outside} | "
+            f"{row['p50_ms']:.1f} | {row['p99_ms']:.1f} |"
+        )
+    lines += [
+        "",
+        f"Metrics accepted {result['metrics_accepted']}, stored {result['metrics_stored']}; "
+        f"websocket messages received {result['websocket_messages']}.",
+        "",
+        "| process (host: command [pid]) | RSS after warm-up (MB) | RSS at end (MB) | change |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for row in result["memory"]:
+        if row["end_mb"] is None:
+            lines.append(f"| {row['process']} | {row['start_mb']:.0f} | restarted | |")
+        else:
+            change = (row["end_mb"] - row["start_mb"]) / row["start_mb"] * 100
+            lines.append(
+                f"| {row['process']} | {row['start_mb']:.0f} | {row['end_mb']:.0f} | {change:+.1f} % |"
+            )
+    sweep = result.get("sweep")
+    if sweep:
+        lines += [
+            "",
+            f"Sweep of {sweep['servers']} servers: /v0.1 first page at 1 client, idle p50 "
+            f"{sweep['idle_p50_ms']:.1f} ms / p99 {sweep['idle_p99_ms']:.1f} ms; during the sweep p50 "
+            f"{sweep['sweep_p50_ms']:.1f} ms / p99 {sweep['sweep_p99_ms']:.1f} ms "
+            f"({sweep['statuses_changed_meanwhile']} statuses changed in {sweep['measured_seconds']:.0f} s).",
+        ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
