@@ -3,11 +3,13 @@
 - ROUTES: which server a gateway path names, with what the gateway needs of it. Saving or deleting a
   server moves its epoch when it changes a field a route holds; health and tool bookkeeping do not.
 - LISTINGS: whole answers built from many servers (the public discovery document, /v0.1 pages). Any save
-  or delete of a server moves its epoch (a check that finds new tools or changes a status saves those
-  too), except a save that only records when a server was last checked, which a health sweep makes for
-  every server: entries instead expire by age (LISTING_CHECK_LAG_SECONDS for /v0.1 pages, the
-  document's own public max-age DISCOVERY_CACHE_TTL for discovery), so a listing's `last_checked` may
-  be that much older than the database's, never its status, tools or anything an operator wrote."""
+  or delete of a server moves its epoch (a check that finds new tools saves those too), except the
+  saves of a health check, which a sweep makes for every server and which change statuses by the
+  thousand when many servers go down at once: rebuilding every listing on each would cost every reader.
+  Those move HEALTH instead. /v0.1 pages do not follow HEALTH: they expire by age
+  (LISTING_CHECK_LAG_SECONDS), so a page's health status and `last_checked` may be that much older than
+  the database's, never its tools or anything an operator wrote. The discovery document follows HEALTH
+  (a status change shows at once) and otherwise expires with its public max-age, DISCOVERY_CACHE_TTL."""
 
 from __future__ import annotations
 
@@ -18,15 +20,20 @@ from registry_site.epochs import EpochCache
 ROUTES = EpochCache("servers")
 ROUTE_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers"})
 LISTINGS = EpochCache("server-listings", max_entries=256)
-# Saves that change nothing a listing shows, or only the time of the last check (servers/services/health.py
-# names a status only when it changed).
-UNLISTED_FIELDS = frozenset({"embedding", "embedding_dirty", "last_checked_at", "health_detail"})
+HEALTH = EpochCache("server-health", max_entries=1)  # only its epoch is used
+# Saves that change nothing a listing shows (embeddings), and those of a health check
+# (servers/services/health.py names the status fields only when they changed).
+UNLISTED_FIELDS = frozenset({"embedding", "embedding_dirty"})
+HEALTH_FIELDS = frozenset({"last_checked_at", "health_detail", "health_status", "unhealthy_since"})
 LISTING_CHECK_LAG_SECONDS = 2.0
 
 
 def _saved(sender, instance, update_fields=None, **kwargs) -> None:
-    if not update_fields or set(update_fields) - UNLISTED_FIELDS:
+    changed = set(update_fields) if update_fields else None
+    if changed is None or changed - UNLISTED_FIELDS - HEALTH_FIELDS:
         LISTINGS.bump()
+    elif changed & {"health_status", "unhealthy_since"}:
+        HEALTH.bump()
     if update_fields and not (set(update_fields) & ROUTE_FIELDS):
         return
     ROUTES.bump()

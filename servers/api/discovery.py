@@ -13,7 +13,7 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from servers.cache import LISTINGS
+from servers.cache import HEALTH, LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
 from servers.selectors import servers_for_discovery
@@ -66,7 +66,8 @@ def _document_body(request) -> tuple[bytes, str]:
         body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
         return body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
 
-    key = ("discovery", gateway_base_url(request))
+    # Health changes move HEALTH, not LISTINGS (servers/cache.py): the document shows them at once.
+    key = ("discovery", gateway_base_url(request), HEALTH.epoch())
     return LISTINGS.get_or_build(key, build, ttl_seconds=settings.DISCOVERY_CACHE_TTL)
 
 

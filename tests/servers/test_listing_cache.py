@@ -5,7 +5,7 @@ import datetime as dt
 
 import pytest
 
-from servers.cache import LISTINGS
+from servers.cache import HEALTH, LISTINGS
 from servers.health import CheckResult
 from servers.models import Server
 from servers.services import server_health_record, server_toggle
@@ -52,22 +52,23 @@ def test_principals_with_different_views_never_share_a_page(client, member, scop
     assert nobody == []
 
 
-def test_a_check_that_keeps_the_status_leaves_listings_and_a_new_status_drops_them():
+def test_a_new_status_moves_the_health_epoch_and_leaves_the_listings():
     server = ServerFactory(path="/weather", health_status="healthy")
-    start = LISTINGS.epoch()
+    start = (LISTINGS.epoch(), HEALTH.epoch())
 
     server_health_record(
         server=server, result=CheckResult("healthy", "", checked_at=dt.datetime(2026, 11, 23, tzinfo=dt.UTC))
     )
-    after_same_status = LISTINGS.epoch()
+    after_same_status = (LISTINGS.epoch(), HEALTH.epoch())
     server_health_record(server=server, result=CheckResult("unhealthy", "connection refused"))
-    after_new_status = LISTINGS.epoch()
+    after_new_status = (LISTINGS.epoch(), HEALTH.epoch())
     server_health_record(server=server, result=CheckResult("unhealthy", "connection refused again"))
-    after_still_down = LISTINGS.epoch()
+    after_still_down = (LISTINGS.epoch(), HEALTH.epoch())
 
     server.refresh_from_db()
     assert after_same_status == start
-    assert after_new_status != start
+    assert after_new_status[0] == start[0]
+    assert after_new_status[1] != start[1]
     assert after_still_down == after_new_status
     assert (server.health_status, server.health_detail) == ("unhealthy", "connection refused again")
     assert server.unhealthy_since is not None
