@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -325,6 +326,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
+    # A stop by signal (a timeout, Ctrl-C) still tears the hosts down.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     system = System(Path(tempfile.mkdtemp(prefix="registry-soak-")))
     print("==> building the deployment", flush=True)
     system.start()
