@@ -318,7 +318,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--minutes", type=float, default=10, help="0: only the sweep phase")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--sockets", type=int, default=20)
     parser.add_argument("--warm-up", type=float, default=60, help="seconds before the start RSS is read")
@@ -332,61 +332,62 @@ def main() -> None:
     print("==> building the deployment", flush=True)
     system.start()
     try:
-        for index in range(SEEDED_SERVERS):
-            system.register(f"/soak-{index}", name=f"Soak {index}")
-        wait_for(
-            lambda: (
-                int(system.sql("SELECT count(*) FROM servers_server WHERE health_status = 'healthy'"))
-                == SEEDED_SERVERS
-            ),
-            timeout=120,
-            what="the seeded servers healthy",
-        )
-        recorder, stop, run = Recorder(), threading.Event(), uuid.uuid4().hex
-        threads = [
-            threading.Thread(target=client_loop, args=(system, recorder, stop, i, run), daemon=True)
-            for i in range(args.clients)
-        ]
-        sockets_result: dict = {}
-        sockets = threading.Thread(
-            target=lambda: sockets_result.update(sockets_loop(system, recorder, stop, args.sockets)),
-            daemon=True,
-        )
-        windows: list = []
-        started = time.monotonic()
-        schedule = fault_schedule(system, args.minutes)
-        faults = threading.Thread(
-            target=run_faults, args=(system, schedule, started, stop, windows), daemon=True
-        )
-        print(
-            f"==> {args.minutes:g} minutes of load, {args.clients} clients, {args.sockets} websockets",
-            flush=True,
-        )
-        for thread in [*threads, sockets, faults]:
-            thread.start()
-        time.sleep(args.warm_up)
-        memory_start = process_memory(system)
-        while time.monotonic() - started < args.minutes * 60:
-            time.sleep(5)
-        memory_end = process_memory(system)
-        stop.set()
-        faults.join(120)
-        for thread in threads:
-            thread.join(120)
-        sockets.join(30)
-        wait_for(
-            lambda: stored(system, run) >= recorder.accepted, timeout=120, what="the accepted metrics stored"
-        )
-        time.sleep(3)
-        result = report(
-            recorder, windows, started, memory_start, memory_end, stored(system, run), sockets_result
-        )
+        result = soak_phase(system, args) if args.minutes else {}
         if args.sweep_servers:
             print(f"==> sweep phase: {args.sweep_servers} servers", flush=True)
             result["sweep"] = sweep_phase(system, args.sweep_servers)
         print(json.dumps(result, indent=2) if args.json else markdown(result))
     finally:
         system.stop()
+
+
+def soak_phase(system: System, args) -> dict:
+    """The mixed load with the faults on their schedule; the report of `report()`."""
+    for index in range(SEEDED_SERVERS):
+        system.register(f"/soak-{index}", name=f"Soak {index}")
+    wait_for(
+        lambda: (
+            int(system.sql("SELECT count(*) FROM servers_server WHERE health_status = 'healthy'"))
+            == SEEDED_SERVERS
+        ),
+        timeout=120,
+        what="the seeded servers healthy",
+    )
+    recorder, stop, run = Recorder(), threading.Event(), uuid.uuid4().hex
+    threads = [
+        threading.Thread(target=client_loop, args=(system, recorder, stop, i, run), daemon=True)
+        for i in range(args.clients)
+    ]
+    sockets_result: dict = {}
+    sockets = threading.Thread(
+        target=lambda: sockets_result.update(sockets_loop(system, recorder, stop, args.sockets)),
+        daemon=True,
+    )
+    windows: list = []
+    started = time.monotonic()
+    schedule = fault_schedule(system, args.minutes)
+    faults = threading.Thread(target=run_faults, args=(system, schedule, started, stop, windows), daemon=True)
+    print(
+        f"==> {args.minutes:g} minutes of load, {args.clients} clients, {args.sockets} websockets",
+        flush=True,
+    )
+    for thread in [*threads, sockets, faults]:
+        thread.start()
+    time.sleep(args.warm_up)
+    memory_start = process_memory(system)
+    while time.monotonic() - started < args.minutes * 60:
+        time.sleep(5)
+    memory_end = process_memory(system)
+    stop.set()
+    faults.join(120)
+    for thread in threads:
+        thread.join(120)
+    sockets.join(30)
+    wait_for(
+        lambda: stored(system, run) >= recorder.accepted, timeout=120, what="the accepted metrics stored"
+    )
+    time.sleep(3)
+    return report(recorder, windows, started, memory_start, memory_end, stored(system, run), sockets_result)
 
 
 def stored(system: System, run: str) -> int:
@@ -438,14 +439,18 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
 
 
 def markdown(result: dict) -> str:
-    lines = [
-        f"Soak: {result['minutes']:.1f} minutes; faults: "
-        + ", ".join(f"{f['name']} at {f['at_s']:.0f} s" for f in result["faults"]),
-        "",
-        "| kind | requests | errors in fault windows | errors outside | p50 (ms) | p99 (ms) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for kind, row in result["kinds"].items():
+    lines = (
+        []
+        if "kinds" not in result
+        else [
+            f"Soak: {result['minutes']:.1f} minutes; faults: "
+            + ", ".join(f"{f['name']} at {f['at_s']:.0f} s" for f in result["faults"]),
+            "",
+            "| kind | requests | errors in fault windows | errors outside | p50 (ms) | p99 (ms) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+    )
+    for kind, row in result.get("kinds", {}).items():
         outside = f"{row['errors_outside']}" + (
             f" ({row['statuses_outside']})" if row["errors_outside"] else ""
         )
@@ -453,15 +458,19 @@ def markdown(result: dict) -> str:
             f"| {kind} | {row['requests']} | {row['errors_in_fault_windows']} | {outside} | "
             f"{row['p50_ms']:.1f} | {row['p99_ms']:.1f} |"
         )
-    lines += [
-        "",
-        f"Metrics accepted {result['metrics_accepted']}, stored {result['metrics_stored']}; "
-        f"websocket messages received {result['websocket_messages']}.",
-        "",
-        "| process (host: command [pid]) | RSS after warm-up (MB) | RSS at end (MB) | change |",
-        "| --- | ---: | ---: | ---: |",
-    ]
-    for row in result["memory"]:
+    lines += (
+        []
+        if "kinds" not in result
+        else [
+            "",
+            f"Metrics accepted {result['metrics_accepted']}, stored {result['metrics_stored']}; "
+            f"websocket messages received {result['websocket_messages']}.",
+            "",
+            "| process (host: command [pid]) | RSS after warm-up (MB) | RSS at end (MB) | change |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+    )
+    for row in result.get("memory", []):
         if row["end_mb"] is None:
             lines.append(f"| {row['process']} | {row['start_mb']:.0f} | restarted | |")
         else:
