@@ -39,22 +39,13 @@ import requests
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
+from tests.gateway.gateway_calls import INITIALIZE  # noqa: E402
 from tests.multihost.lab import wait_for  # noqa: E402
 from tests.multihost.system import REDIS_HOSTS, System  # noqa: E402
 
 GRACE_SECONDS = 20.0
 SEEDED_SERVERS = 8
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "soak", "version": "1"},
-    },
-}
 QUERIES = ["add two numbers", "echo text back", "arithmetic server", "a tool that repeats what it is given"]
 
 

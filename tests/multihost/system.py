@@ -29,7 +29,7 @@ import pgserver
 import requests
 
 from tests.multihost.lab import Lab, wait_for
-from tests.nginx import nginx_binary
+from tests.nginx import MAIN_CONFIG, nginx_binary
 
 HOSTS = {
     "db": 10,
@@ -282,20 +282,7 @@ class System:
                 "CREATE DATABASE registry OWNER registry",
             ]
             host.run(psql, user=PG_USER)
-            host.run(
-                [
-                    str(PG_BIN / "psql"),
-                    "-h",
-                    str(host.directory),
-                    "-U",
-                    "postgres",
-                    "-d",
-                    "registry",
-                    "-c",
-                    "CREATE EXTENSION vector",
-                ],
-                user=PG_USER,
-            )
+            self.sql("CREATE EXTENSION vector")
 
     def stop_postgres(self) -> None:
         host = self.hosts["db"]
@@ -440,9 +427,9 @@ class System:
             f"    server {self.address(h)}:{METRICS_PORT} max_fails=1 fail_timeout=5s;\n"
             for h in ("web-a", "web-b")
         )
-        (nginx_dir / "nginx.conf").write_text(
+        (nginx_dir / "nginx.conf").write_text(MAIN_CONFIG.format(directory=nginx_dir))
+        (nginx_dir / "site.conf").write_text(
             BALANCER.format(
-                directory=nginx_dir,
                 webs=webs,
                 metrics=metrics,
                 address=host.address,
@@ -537,50 +524,38 @@ class System:
         self.hosts[name].kill_all(signal.SIGKILL)
 
 
+# The http-context part; tests/nginx.py's MAIN_CONFIG wraps it (its site.conf).
 BALANCER = """\
-daemon off;
-worker_processes 1;
-pid {directory}/nginx.pid;
-error_log {directory}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log {directory}/access.log;
-    client_body_temp_path {directory}/client_body;
-    proxy_temp_path {directory}/proxy;
-    fastcgi_temp_path {directory}/fastcgi;
-    uwsgi_temp_path {directory}/uwsgi;
-    scgi_temp_path {directory}/scgi;
-    map $http_upgrade $connection_upgrade {{ default upgrade; "" ""; }}
-    upstream registry {{
-{webs}        keepalive 32;
+map $http_upgrade $connection_upgrade {{ default upgrade; "" ""; }}
+upstream registry {{
+{webs}    keepalive 32;
+}}
+upstream metrics {{
+{metrics}    keepalive 32;
+}}
+proxy_http_version 1.1;
+proxy_connect_timeout 2s;
+proxy_next_upstream error timeout;
+server {{
+    listen {address}:{port};
+    client_max_body_size 2m;
+    location / {{
+        proxy_pass http://registry;
+        proxy_set_header Host $http_host;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        proxy_buffering off;
+        proxy_read_timeout 1h;
     }}
-    upstream metrics {{
-{metrics}        keepalive 32;
-    }}
-    proxy_http_version 1.1;
-    proxy_connect_timeout 2s;
-    proxy_next_upstream error timeout;
-    server {{
-        listen {address}:{port};
-        client_max_body_size 2m;
-        location / {{
-            proxy_pass http://registry;
-            proxy_set_header Host $http_host;
-            proxy_set_header Upgrade $http_upgrade;
-            proxy_set_header Connection $connection_upgrade;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-            proxy_buffering off;
-            proxy_read_timeout 1h;
-        }}
-    }}
-    server {{
-        listen {address}:{metrics_port};
-        client_max_body_size 2m;
-        location / {{
-            proxy_pass http://metrics;
-            proxy_set_header Host $http_host;
-            proxy_set_header Connection "";
-        }}
+}}
+server {{
+    listen {address}:{metrics_port};
+    client_max_body_size 2m;
+    location / {{
+        proxy_pass http://metrics;
+        proxy_set_header Host $http_host;
+        proxy_set_header Connection "";
     }}
 }}
 """
