@@ -101,7 +101,7 @@ def test_a_burst_of_websocket_handshakes_is_served_and_counted_truly(ports):
         open_sockets = [r[2] for r in results if r[0] == "open"]
         during = requests.get(f"http://127.0.0.1:{port}/api/health/ws/stats", timeout=10).json()
         await asyncio.gather(*(s.close() for s in open_sockets))
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # 300 closes counted through a few threads on a busy machine
         after = during
         while time.monotonic() < deadline:
             after = requests.get(f"http://127.0.0.1:{port}/api/health/ws/stats", timeout=10).json()
