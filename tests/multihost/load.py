@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import requests
 
+from tests.multihost.system import METRICS_SERVICE
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -58,7 +60,7 @@ class Load:
         listing = f"{self.system.url}/v0.1/servers?limit=5"
         metrics = f"{self.system.metrics_url}/metrics"
         body = {
-            "service": "lab",
+            "service": METRICS_SERVICE,
             "metrics": [{"type": "custom", "value": 1, "dimensions": {"run": self.run}}],
         }
         headers = {"X-API-Key": self.system.metrics_key}

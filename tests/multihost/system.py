@@ -51,6 +51,7 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 PG_BIN = Path(pgserver.__file__).parent / "pginstall" / "bin"
 PG_USER = "pgserver"  # the unprivileged user pgserver itself runs PostgreSQL as under root
 ADMIN_USER = "ops"
+METRICS_SERVICE = "lab"  # the service the metrics API key is issued to
 VISIBILITY_TIMEOUT = 15  # seconds before a task of a dead worker is delivered again
 HEALTH_TIMEOUT = 40  # a check may wait this long for tools/list (the slow-discovery test needs time)
 START_TIMEOUT = 180
@@ -67,7 +68,8 @@ def redis_binary() -> str:
 
 
 class System:
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, settings: dict[str, str] | None = None):
+        """`settings`: environment variables set for every role beside the lab's own."""
         directory.mkdir(parents=True, exist_ok=True)
         directory.chmod(0o755)
         self.directory = directory
@@ -80,6 +82,7 @@ class System:
         self.jwt_key = secrets.token_urlsafe(48)
         self.client_id = self.client_secret = self.metrics_key = ""
         self._token: tuple[str, float] | None = None
+        self.settings = settings or {}
 
     # -- addresses ---------------------------------------------------------------------------------
 
@@ -155,6 +158,7 @@ class System:
             "SERVICE_TOKEN_LIFETIME_SECONDS": "900",
             "OTEL_PROMETHEUS_ENABLED": "false",
             "LOG_LEVEL": "INFO",
+            **self.settings,
             **extra,
         }
 
@@ -386,7 +390,7 @@ class System:
         fields = dict(line.split("=", 1) for line in created.split() if "=" in line)
         self.client_id, self.client_secret = fields["client_id"], fields["client_secret"]
         self.metrics_key = host.run(
-            [*manage, "create_metrics_key", "lab", "--rate-limit", "1000000"], env=self.env("web-a")
+            [*manage, "create_metrics_key", METRICS_SERVICE, "--rate-limit", "1000000"], env=self.env("web-a")
         ).strip()
 
     def start_role(self, host: str, role: str) -> subprocess.Popen:

@@ -13,7 +13,7 @@ from websockets.asyncio.client import connect
 
 from tests.gateway.gateway_calls import INITIALIZE, INITIALIZED, sse_messages
 from tests.multihost.lab import wait_for
-from tests.multihost.system import HEALTH_TIMEOUT
+from tests.multihost.system import HEALTH_TIMEOUT, METRICS_SERVICE
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 
@@ -125,7 +125,7 @@ def test_metrics_sent_to_either_metrics_host_are_stored_exactly_once(system):
     for index in range(40):
         host = ("web-a", "web-b")[index % 2]
         batch = {
-            "service": "lab",
+            "service": METRICS_SERVICE,
             "metrics": [{"type": "custom", "value": index, "dimensions": {"run": run}}] * 5,
         }
         answer = requests.post(

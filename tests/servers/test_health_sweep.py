@@ -12,7 +12,7 @@ from servers import services
 from servers.choices import HealthStatus
 from servers.health import CheckResult
 from servers.models import HealthTransition
-from servers.tasks import sweep_health_task
+from servers.tasks import SWEEP_LOCK, sweep_health_task
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db
@@ -65,6 +65,19 @@ def test_a_second_sweep_queues_every_server_again(settings):
     sweep_health_task()
 
     assert len(queued_checks(settings)) == 2
+
+
+def test_a_sweep_while_another_is_queueing_queues_nothing(settings):
+    ServerFactory(path="/a")
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.set(SWEEP_LOCK, "another sweep", ex=60)
+
+    assert sweep_health_task() == 0
+
+    assert queued_checks(settings) == []
+    assert client.get(SWEEP_LOCK) == b"another sweep"  # not its lock to release
+    client.delete(SWEEP_LOCK)
+    assert sweep_health_task() == 1
 
 
 def test_a_status_change_records_one_transition_and_a_repeat_records_none():

@@ -20,6 +20,7 @@ from accounts.principal import principal_for_user
 from accounts.tokens import encode
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
+from servers.tasks import sweep_health_task
 from tests.factories import ServerFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
@@ -44,10 +45,12 @@ def credentials(settings):
 def queue(settings, django_capture_on_commit_callbacks):
     """Health checks really queued on the (embedded) Redis broker, as a list of server ids."""
 
+    def messages() -> list[dict]:
+        return [json.loads(raw) for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1)]
+
     def checks() -> list[int]:
         ids = []
-        for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1):
-            message = json.loads(raw)
+        for message in messages():
             if message["headers"]["task"] != "servers.check_server_task":
                 continue  # registrations also queue embedding work
             args, _, _ = json.loads(base64.b64decode(message["body"]))
@@ -61,6 +64,10 @@ def queue(settings, django_capture_on_commit_callbacks):
         @property
         def checks(self):
             return checks()
+
+        @property
+        def tasks(self):
+            return [message["headers"]["task"] for message in messages()]
 
     return Queue()
 
@@ -519,7 +526,7 @@ def test_toggle_with_a_non_boolean_enabled_is_400_and_changes_nothing(client):
 # -- healthcheck ------------------------------------------------------------------------------------------
 
 
-def test_healthcheck_answers_the_stored_health_and_queues_a_check_of_every_enabled_server(client, queue):
+def test_healthcheck_answers_the_stored_health_and_queues_one_sweep_of_every_enabled_server(client, queue):
     checked = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     up = ServerFactory(path="/up", health_status=HealthStatus.HEALTHY, last_checked_at=checked, num_tools=3)
     down = ServerFactory(
@@ -551,6 +558,9 @@ def test_healthcheck_answers_the_stored_health_and_queues_a_check_of_every_enabl
             },
         }
     }
+    assert queue.tasks == ["servers.sweep_health_task"]  # it queues a check of each enabled server:
+
+    assert sweep_health_task() == 2
     assert queue.checks == sorted([up.pk, down.pk])
 
 
