@@ -54,6 +54,7 @@ run: install
 
 lint: install-test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 test: install-test system-packages lint
 	$(PY) -m pytest

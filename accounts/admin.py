@@ -6,7 +6,7 @@ from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 from accounts import services
 from accounts.admin_forms import ScopeForm
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
-from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
 
 @admin.register(User)
@@ -111,6 +111,13 @@ class ScopeAdmin(ServiceModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("groups")
+
+    def get_form(self, request, obj=None, **kwargs):
+        """The form, suggesting the paths of the registry's servers (which the console's admin site knows:
+        accounts sits below the servers app)."""
+        form = super().get_form(request, obj, **kwargs)
+        form.server_paths = staticmethod(getattr(self.admin_site, "server_paths", lambda: []))
+        return form
 
     @admin.display(description="groups")
     def group_names(self, obj: Scope) -> str:

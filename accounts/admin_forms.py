@@ -174,10 +174,9 @@ class ScopeForm(forms.ModelForm):
         model = Scope
         fields = ("name", "description", "server_rules", "ui_permissions", "publish_names", "groups")
 
+    server_paths = staticmethod(lambda: [])  # the paths a rule may suggest: set by ScopeAdmin.get_form
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from servers.models import Server
-
-        paths = Server.objects.order_by("path").values_list("path", flat=True)
-        self.fields["server_rules"].widget = ServerRulesWidget(server_paths=paths)
+        self.fields["server_rules"].widget = ServerRulesWidget(server_paths=self.server_paths())
         self.fields["ui_permissions"].widget = UiPermissionsWidget()

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import jwt
 from django.conf import settings
 from django.contrib.auth import get_user
+from django.utils.module_loading import import_string
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, SessionAuthentication
 
@@ -26,20 +27,19 @@ from accounts.choices import AuthMethod, TokenKind
 from accounts.models import ClientCredential, IssuedToken, User
 from accounts.principal import (
     ANONYMOUS,
+    REGISTRY,
     Principal,
     principal_for_idp_groups,
     principal_for_public,
     principal_for_user,
 )
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
-from metrics.choices import AuthMethod as MetricAuthMethod
-from metrics.choices import MetricType
-from metrics.client import emit, user_hash
-from oauth.resources import REGISTRY, audience_of_resource
-from oauth.tokens import is_access_token
-from registry_site.epochs import MISSING
-from registry_site.errors import ErrorCode
-from registry_site.untrusted import InputRejected, check_text
+from core.epochs import MISSING
+from core.errors import ErrorCode
+from core.metric_choices import AuthMethod as MetricAuthMethod
+from core.metric_choices import MetricType
+from core.metrics_client import emit, user_hash
+from core.untrusted import InputRejected, check_text
 
 logger = logging.getLogger(__name__)
 
@@ -99,10 +99,12 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
         if principal is not MISSING:
             return principal
         principal = None
-        if is_access_token(raw):
-            principal, expires_at = _principal_from_application(raw)
-            PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
-            return principal
+        for resolve in _bearer_resolvers():
+            found = resolve(raw)
+            if found is not None:
+                principal, expires_at = found
+                PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
+                return principal
         try:
             issuer = issuer_of(raw)
         except jwt.PyJWTError:
@@ -116,6 +118,12 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
     finally:
         if report:
             report_auth_request(started=started, success=principal is not None, principal=principal, raw=raw)
+
+
+def _bearer_resolvers():
+    """The resolvers of the bearer tokens other apps issue (settings.BEARER_TOKEN_RESOLVERS), each
+    `(raw) -> (Principal, expiry) | None`: None when the token is not of its kind."""
+    return [import_string(path) for path in settings.BEARER_TOKEN_RESOLVERS]
 
 
 def cached_principal(raw: str, epoch) -> Principal | None:
@@ -199,34 +207,6 @@ def _principal_from_registry(raw: str) -> tuple[Principal, float | None]:
 def _expiry(claims: dict) -> float | None:
     exp = claims.get("exp")
     return float(exp) if isinstance(exp, int | float) else None
-
-
-def _principal_from_application(raw: str) -> tuple[Principal, float | None]:
-    """The principal of an authorized application's token (oauth/): the user's rights narrowed to what
-    the user consented to, usable only at the resource it was issued for."""
-    from oauth.selectors import access_token_of, consent_of
-
-    token = access_token_of(raw)
-    if token is None:
-        raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
-    if token.is_expired():
-        raise exceptions.AuthenticationFailed("The token has expired.", code="token_expired")
-    user = token.user
-    consent = consent_of(user, token.application) if user is not None else None
-    if user is None or not user.is_active or consent is None:
-        raise exceptions.AuthenticationFailed("The token has been revoked.", code="token_revoked")
-    audience = audience_of_resource(token.resource[0]) if len(token.resource or []) == 1 else None
-    if audience is None:
-        raise exceptions.AuthenticationFailed("The token names no resource.", code="token_invalid")
-    principal = principal_for_user(
-        user,
-        auth_method=AuthMethod.APPLICATION,
-        client_id=token.application.client_id,
-        token_scopes=None if consent.all_rights else consent.scopes,
-        token_admin=consent.all_rights,
-    )
-    bound = replace(principal, audience=audience, oauth_scopes=frozenset(token.scope.split()))
-    return bound, token.expires.timestamp()
 
 
 def _principal_from_external(raw: str) -> tuple[Principal, float | None]:

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 
-from registry_site import ratelimit
+from core import ratelimit
 
 PATH = "accounts.backends.LimitedPasswordBackend"
 

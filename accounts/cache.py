@@ -1,4 +1,4 @@
-"""The per-process cache of verified bearer tokens (registry_site/epochs.py) and what invalidates it.
+"""The per-process cache of verified bearer tokens (core/epochs.py) and what invalidates it.
 
 A token's Principal is kept until its epoch moves or the token expires. The epoch moves after any write
 that could change what a token may do: users (active, superuser, groups), groups, scopes and their
@@ -16,7 +16,7 @@ import hashlib
 from django.contrib.auth.models import Group
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from registry_site.epochs import EpochCache
+from core.epochs import EpochCache
 
 PRINCIPALS = EpochCache("auth")
 # Saves that change nothing a token's Principal is built from.

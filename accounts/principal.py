@@ -13,10 +13,11 @@ from fnmatch import fnmatchcase
 
 from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
-from registry_site.validators import normalize_path
+from core.validators import normalize_path
 
 ALL = "all"
 ANY = "*"
+REGISTRY = "registry"  # the audience of a token for the registry's own APIs (else a server path)
 
 
 def _as_list(value) -> list:

@@ -14,7 +14,7 @@ import re
 from django.core.exceptions import ValidationError
 
 from accounts.choices import UiPermission
-from registry_site.validators import normalize_path, validate_registry_path
+from core.validators import normalize_path, validate_registry_path
 
 ANY_VALUES = ("*", "all")
 RULE_KEYS = ("server", "methods", "tools")

@@ -11,6 +11,4 @@ urlpatterns = [
     path("logout", views.logout_unprefixed_view, name="logout-unprefixed"),
     path("api/auth/auth/callback", views.provider_callback_view, name="provider-callback"),
     path("api/auth/auth/<str:provider>", views.provider_login_view, name="provider-login"),
-    path("api/tokens", views.tokens, name="tokens"),
-    path("api/tokens/<str:jti>/revoke", views.token_revoke_form, name="token-revoke"),
 ]

@@ -14,7 +14,7 @@ from rest_framework import serializers
 
 from agents.choices import DEFAULT_TRANSPORT, Provider
 from agents.models import Agent
-from registry_site.validators import validate_http_url
+from core.validators import validate_http_url
 
 MAX_ITEMS = 50  # interfaces, modes, schemes, requirements, extensions, skill tags and examples
 

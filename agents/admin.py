@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from agents import services
 from agents.models import Agent
-from registry_site.admin import ServiceModelAdmin
+from core.admin import ServiceModelAdmin
 
 
 @admin.register(Agent)

@@ -1,7 +1,7 @@
 """Embedding agents for semantic search: what text an agent is found by, and the task's work."""
 
 from agents.models import Agent
-from registry_site.embeddings import rows_embed
+from core.embeddings import rows_embed
 
 
 def agent_text(agent: Agent) -> str:

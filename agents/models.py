@@ -6,7 +6,7 @@ from pgvector.django import HnswIndex, VectorField
 
 from agents.choices import Provider, Visibility
 from agents.querysets import AgentQuerySet
-from registry_site.validators import PATH_MAX_LENGTH, validate_registry_path
+from core.validators import PATH_MAX_LENGTH, validate_registry_path
 
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 

@@ -30,10 +30,10 @@ from accounts.principal import Principal
 from agents.models import Agent
 from catalog.choices import Status
 from catalog.models import ServerVersion
-from metrics.choices import MetricType
-from metrics.client import emit
-from registry_site import ratelimit
-from registry_site.embeddings import get_provider
+from core import ratelimit
+from core.embeddings import get_provider
+from core.metric_choices import MetricType
+from core.metrics_client import emit
 from servers.models import Server, Tool
 
 AGENT = "a2a_agent"

@@ -11,8 +11,8 @@ from accounts.models import User
 from accounts.principal import Principal
 from accounts.services import actor_user, audit_event_record
 from agents.models import Agent
-from registry_site.embeddings import embed_after_commit
-from registry_site.services import apply_changes, require_editable
+from core.embeddings import embed_after_commit
+from core.services import apply_changes, require_editable
 
 EDITABLE_FIELDS = (
     "name",
@@ -54,7 +54,7 @@ def _target(agent: Agent) -> str:
 
 def _embed_after_commit(agent: Agent) -> None:
     """Embed `agent` once the surrounding transaction commits, in this request when the model is here
-    (registry_site.embeddings.embed_after_commit), else in the worker."""
+    (core.embeddings.embed_after_commit), else in the worker."""
     from agents.embeddings import agents_embed
     from agents.tasks import embed_agents_task
 

@@ -27,9 +27,9 @@ from agents.search import (
     search_rate_limit,
 )
 from agents.selectors import agent_visible, agents_listed
-from registry_site.embeddings import EmbeddingError
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.validators import normalize_path
+from core.embeddings import EmbeddingError
+from core.errors import ApiError, ErrorCode
+from core.validators import normalize_path
 from servers.views import problem_page
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 semantic search pays), bulk embedding of registry-like texts (backfills, imports, mirroring), the time
 to the first vector of a fresh process, and the process's RSS once the model is loaded.
 
-Each backend runs in a fresh process of its own through `registry_site.embeddings.LocalProvider`, the
+Each backend runs in a fresh process of its own through `core.embeddings.LocalProvider`, the
 code every surface uses; the ONNX graph is exported beforehand so neither row counts an export.
 
 Run: .venv/bin/python bench/embeddings.py [--queries 200] [--bulk 2000] [--runs 3]
@@ -23,7 +23,7 @@ import django
 os.environ["DJANGO_SETTINGS_MODULE"] = "registry_site.settings.base"
 django.setup()
 import psutil
-from registry_site.embeddings import LocalProvider
+from core.embeddings import LocalProvider
 
 queries, bulk = int(sys.argv[1]), int(sys.argv[2])
 provider = LocalProvider()

@@ -52,7 +52,7 @@ IN_PROCESS = r"""
 import json, time
 from django.conf import settings
 from django.test import Client
-from metrics import client as metrics
+from core import metrics_client as client as metrics
 
 EMITS, REQUESTS, BLOCK = {emits}, {requests}, 50
 KEY, TOKEN = settings.METRICS_API_KEY, {token!r}

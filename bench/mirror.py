@@ -64,7 +64,7 @@ def mirror(env: dict, url: str) -> float:
 EMBED = """
 import time
 from catalog.services.embeddings import versions_embed
-from registry_site.embeddings import get_provider
+from core.embeddings import get_provider
 get_provider().embed(["warm up"])
 started = time.perf_counter()
 count = versions_embed()

@@ -107,7 +107,7 @@ from accounts.principal import ANONYMOUS
 from agents.search import AGENT, _agents_searchable, _hnsw_ef_search, _nearest, MIN_EF_SEARCH
 from django.db.models import F
 from pgvector.django import CosineDistance
-from registry_site.embeddings import get_provider
+from core.embeddings import get_provider
 
 queries = json.loads({queries!r})
 vectors = get_provider().embed(queries)

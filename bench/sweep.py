@@ -475,7 +475,7 @@ def run(args, tmp: Path) -> None:
     django_setup(var_dir, args.timeout, args.interval)
     from django.db import connections
 
-    from registry_site import embedded
+    from runtime import embedded
 
     try:
         measure(args, tmp, var_dir, up_count, down_count)

@@ -13,7 +13,7 @@ from catalog.services import CatalogRefused, versions_detach
 from catalog.services.gateway import version_put_behind_gateway
 from catalog.services.upstreams import UPSTREAM_EDITABLE_FIELDS, upstream_delete, upstream_save
 from catalog.tasks import sync_upstream_task
-from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
 
 class UpstreamForm(forms.ModelForm):

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema_rs
 from django.conf import settings
 
-from registry_site.untrusted import InputRejected, check_tree
+from core.untrusted import InputRejected, check_tree
 
 SCHEMAS = Path(__file__).parent / "schemas"
 SCHEMA_FILES = ("2025-12-11.json", "draft.json")

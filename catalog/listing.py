@@ -13,7 +13,7 @@ from itertools import islice
 from catalog.listing_sql import versions_page_rows
 from catalog.models import GatewayBinding, ServerVersion
 from catalog.selectors import versions_page_query
-from registry_site.epochs import EPOCH_CACHE_TTL_SECONDS
+from core.epochs import EPOCH_CACHE_TTL_SECONDS
 from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
 from servers.selectors import servers_page_entries

@@ -4,8 +4,8 @@ from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from catalog.choices import Status
-from registry_site.embeddings import EMBEDDING_DIMENSIONS
-from registry_site.validators import validate_http_url
+from core.embeddings import EMBEDDING_DIMENSIONS
+from core.validators import validate_http_url
 
 NAME_MAX_LENGTH = 200  # server.json: 3 to 200 characters
 VERSION_MAX_LENGTH = 255

@@ -18,6 +18,10 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.cache import PRINCIPALS
+from core.epochs import epochs_async
+from core.errors import ErrorCode, asgi_error
+from core.public_url import base_url_of_scope
+from core.untrusted import InputRejected, json_loads
 from gateway import (
     forwarding,
     handoff,
@@ -30,10 +34,6 @@ from gateway import (
     routing,
     sessions,
 )
-from registry_site.epochs import epochs_async
-from registry_site.errors import ErrorCode, asgi_error
-from registry_site.public_url import base_url_of_scope
-from registry_site.untrusted import InputRejected, json_loads
 from servers.cache import ROUTES
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}

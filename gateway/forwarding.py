@@ -14,9 +14,9 @@ from functools import partial
 
 from django.conf import settings
 
+from core.errors import ErrorCode
 from gateway import headers, messages, sessions, streams, telemetry, upstream
 from gateway.routing import Refusal, Route
-from registry_site.errors import ErrorCode
 
 logger = logging.getLogger(__name__)
 

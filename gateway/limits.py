@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from core.errors import ErrorCode
 from gateway.routing import Refusal
-from registry_site.errors import ErrorCode
 
 RETRY_AFTER_SECONDS = 1
 _held: Counter = Counter()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from registry_site.validators import PATH_PATTERN
+from core.validators import PATH_PATTERN
 
 # Streamable HTTP: `/<path>/mcp`; the SSE transport: the stream `/<path>/sse` and the messages it names,
 # `/<path>/messages/?session_id=...`.

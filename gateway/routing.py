@@ -14,9 +14,9 @@ from rest_framework import exceptions
 
 from accounts.authentication import cached_principal, principal_from_bearer, principal_from_session_key
 from accounts.principal import Principal
+from core.epochs import MISSING
+from core.errors import ErrorCode
 from gateway import jsonrpc
-from registry_site.epochs import MISSING
-from registry_site.errors import ErrorCode
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
 

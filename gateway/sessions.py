@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import redis
 
 from accounts.principal import Principal
-from registry_site.redis_clients import async_client, sync_client
+from core.redis_clients import async_client, sync_client
 
 TTL_SECONDS = 24 * 60 * 60
 

@@ -11,9 +11,9 @@ import time
 
 import redis
 
-from metrics.choices import FlowStep, MetricType, ToolMethod, values_of
-from metrics.client import emit
-from registry_site.redis_clients import async_client
+from core.metric_choices import FlowStep, MetricType, ToolMethod, values_of
+from core.metrics_client import emit
+from core.redis_clients import async_client
 
 logger = logging.getLogger(__name__)
 

@@ -3,6 +3,7 @@
 
 from django.contrib import admin, messages
 
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from metrics import services
 from metrics.models import (
     ApiKey,
@@ -13,7 +14,6 @@ from metrics.models import (
     RetentionPolicy,
     ToolExecutionMetric,
 )
-from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 
 
 @admin.register(ApiKey)

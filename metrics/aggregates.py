@@ -33,8 +33,8 @@ from functools import lru_cache
 
 import redis
 
-from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
-from registry_site.redis_clients import sync_client
+from core.metric_choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
+from core.redis_clients import sync_client
 
 KEY_PREFIX = "registry:metrics:agg:"
 TOOL_NAMES_KEY = f"{KEY_PREFIX}tool_names"

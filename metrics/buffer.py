@@ -17,8 +17,8 @@ from functools import lru_cache
 import redis
 from django.conf import settings
 
+from core.redis_clients import sync_client
 from metrics import aggregates
-from registry_site.redis_clients import sync_client
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,15 @@
 """API keys, retention policies and the stored metric rows (one table per kind, plus a generic one)."""
 
+import hashlib
+
 from django.db import models
 
-from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod
+from core.metric_choices import AuthMethod, FlowStep, MetricType, ToolMethod
+
+
+def key_hash(raw: str) -> str:
+    """What is stored of an API key: its SHA-256."""
+    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 class ApiKey(models.Model):

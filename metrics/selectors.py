@@ -2,10 +2,9 @@
 
 from django.conf import settings
 
+from core.epochs import MISSING
 from metrics.cache import API_KEYS
-from metrics.models import METRIC_TABLES, ApiKey, RetentionPolicy
-from metrics.services.keys import key_hash
-from registry_site.epochs import MISSING
+from metrics.models import METRIC_TABLES, ApiKey, RetentionPolicy, key_hash
 
 
 def api_key_for(raw: str | None) -> ApiKey | None:

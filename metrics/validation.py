@@ -15,9 +15,9 @@ from datetime import datetime
 from django.conf import settings
 from django.db import connection
 
-from metrics.choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
+from core.metric_choices import AuthMethod, FlowStep, MetricType, ToolMethod, values_of
+from core.untrusted import InputRejected, check_tree
 from metrics.models import AuthMetric, DiscoveryMetric, GenericMetric, ToolExecutionMetric
-from registry_site.untrusted import InputRejected, check_tree
 
 MAX_DURATION_MS = 24 * 60 * 60 * 1000  # a day: anything longer is a unit mistake
 MAX_FUTURE_SECONDS = 300  # clocks drift; a timestamp further ahead is wrong

@@ -1,16 +1,24 @@
 """Which resource (RFC 8707) a token is for: a server behind the gateway (`<origin>/<server path>/mcp`,
 or its `/sse` endpoint) or the registry's own APIs (`<origin>`). One rule, used when a client asks for a
-token (oauth/views.py), when its metadata is published (RFC 9728) and when the token is presented
-(the gateway and the APIs compare the principal's audience with where it is used)."""
+token (oauth/views/authorization.py), when its metadata is published (RFC 9728) and when the token is
+presented (the gateway and the APIs compare the principal's audience with where it is used)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from accounts.principal import REGISTRY
 from gateway.paths import PathRefused, gateway_path
 
-REGISTRY = "registry"  # the audience of a token for the registry's APIs
+__all__ = [
+    "REGISTRY",
+    "Resource",
+    "ResourceRefused",
+    "audience_of_path",
+    "audience_of_resource",
+    "resource_of",
+]
 
 
 class ResourceRefused(ValueError):

@@ -35,4 +35,7 @@ urlpatterns = [
     path("authorize", views.ConsentView.as_view()),
     path("token", toolkit.TokenView.as_view()),
     path("oauth/applications/<int:pk>/revoke", views.consent_withdraw_form, name="consent-withdraw"),
+    # The page where a user takes credentials for an MCP host: a token, or an application they authorized.
+    path("api/tokens", views.tokens, name="tokens-page"),
+    path("api/tokens/<str:jti>/revoke", views.token_revoke_form, name="tokens-page-revoke"),
 ]

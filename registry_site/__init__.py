@@ -1,4 +1,5 @@
-"""The Django project package: settings, URLs, ASGI entry, Celery app and the embedded services."""
+"""The Django project's wiring: settings, root URLs, the ASGI entries and their middleware, the Celery
+app and the admin site. The shared library is `core/`, the processes `runtime/`."""
 
 from registry_site.celery import app as celery_app
 

@@ -30,6 +30,12 @@ class ConsoleAdminSite(admin.AdminSite):
             *super().get_urls(),
         ]
 
+    def server_paths(self) -> list[str]:
+        """Every server's path, for the forms of apps below the servers app (a scope's rules)."""
+        from servers.models import Server
+
+        return list(Server.objects.order_by("path").values_list("path", flat=True))
+
     def get_app_list(self, request, app_label=None):
         apps = {app["app_label"]: app for app in self._build_app_dict(request).values()}
         for source, target in MERGED_SECTIONS.items():

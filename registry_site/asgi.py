@@ -8,7 +8,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings.base")
 django_wsgi_app = get_wsgi_application()  # set up Django before importing consumers
 
-from registry_site.embeddings import warm_up  # noqa: E402
+from core.embeddings import warm_up  # noqa: E402
 
 warm_up()  # load the embedding model in the background now, not on the first search
 
@@ -17,9 +17,9 @@ from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from core.websockets import NotFoundConsumer  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
-from registry_site.websockets import NotFoundConsumer  # noqa: E402
 from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
 from servers.routing import websocket_urlpatterns as servers_websockets  # noqa: E402

@@ -5,14 +5,14 @@
   1 GiB body to disk before any view could refuse it.
 - A query string that is not UTF-8 answers a JSON 400 (Django answers those with an HTML page).
 
-Everything after that (unstorable text, JSON depth) is the shared rule of `registry_site.untrusted`.
+Everything after that (unstorable text, JSON depth) is the shared rule of `core.untrusted`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from registry_site.errors import ErrorCode, asgi_error
+from core.errors import ErrorCode, asgi_error
 
 
 async def _answer(send, path: str, status: int, detail: str, code: str) -> None:

@@ -15,9 +15,9 @@ import logging  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.db import DatabaseError  # noqa: E402
 
+from core.errors import SERVICE_ENVIRON_KEY  # noqa: E402
 from metrics.services import api_keys_from_environment  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
-from registry_site.errors import SERVICE_ENVIRON_KEY  # noqa: E402
 from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
 
 try:  # `serve` does this too; a deployment without it gets its METRICS_API_KEY_<NAME> keys here

@@ -9,9 +9,9 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
-from registry_site.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
-from registry_site.outages import outage_of, outage_response
-from registry_site.untrusted import InputRejected, check_text
+from core.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
+from core.outages import outage_of, outage_response
+from core.untrusted import InputRejected, check_text
 
 
 class HybridMiddleware:
@@ -80,7 +80,7 @@ FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 class OutageMiddleware(HybridMiddleware):
     """A view that failed because PostgreSQL or Redis stopped answering: 503 with a Retry-After in the
-    path's format, never 500 (registry_site/outages.py)."""
+    path's format, never 500 (core/outages.py)."""
 
     def process_exception(self, request, exception):
         outage = outage_of(exception)
@@ -88,7 +88,7 @@ class OutageMiddleware(HybridMiddleware):
 
 
 class UntrustedInputMiddleware(HybridMiddleware):
-    """The shared input rule (`registry_site.untrusted`) on what every view of both services reads from
+    """The shared input rule (`core.untrusted`) on what every view of both services reads from
     the request line and forms: the path, query parameters, form fields and cookies. JSON bodies get the
     same rule in their parser."""
 

@@ -22,12 +22,9 @@ urlpatterns = [
     path("", include("accounts.api.urls")),
     path("", include("gateway.api.urls")),
     path("", include("servers.api.urls")),
-    path("", include("servers.api.dashboard_urls")),
-    path("", include("servers.api.health_urls")),
     path("", include("servers.urls")),
     path("", include("catalog.api.urls")),
     path("", include("catalog.urls")),
-    path("", include("servers.api.public_urls")),
     # Search routes first: `api/agents/discover/...` must win over `api/agents/<path>`.
     path("", include("agents.api.search_urls")),
     path("", include("agents.api.urls")),

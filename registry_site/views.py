@@ -9,13 +9,13 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from registry_site.errors import (
+from core.errors import (
     ErrorCode,
     error_format,
     error_response,
     v01_error_response,
 )
-from registry_site.outages import outage_of, outage_response
+from core.outages import outage_of, outage_response
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def csrf_failure(request, reason=""):
 
 def server_error(request):
     """500 without a stack trace; the request id ties the answer to the logged traceback. When what
-    failed was PostgreSQL or Redis not answering (registry_site/outages.py), 503 with a Retry-After."""
+    failed was PostgreSQL or Redis not answering (core/outages.py), 503 with a Retry-After."""
     from django.views.defaults import server_error as django_server_error
 
     outage = outage_of(sys.exc_info()[1])  # empty under ASGI, where this runs in another thread

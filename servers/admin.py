@@ -5,7 +5,7 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
-from registry_site.admin import ReadOnlyModelAdmin, ServiceModelAdmin
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import services
 from servers.models import HealthTransition, Server, Tool
 

@@ -1,4 +1,4 @@
-"""Per-process caches of server reads (registry_site/epochs.py).
+"""Per-process caches of server reads (core/epochs.py).
 
 - ROUTES: which server a gateway path names, with what the gateway needs of it. Saving or deleting a
   server moves its epoch when it changes a field a route holds; health and tool bookkeeping do not.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from django.db.models.signals import post_delete, post_save
 
-from registry_site.epochs import EpochCache
+from core.epochs import EpochCache
 
 ROUTES = EpochCache("servers")
 ROUTE_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers"})

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
-from registry_site.public_url import base_url
+from core.public_url import base_url
 from servers.choices import Transport
 from servers.models import Server
 
 
 def gateway_base_url(request) -> str:
-    """GATEWAY_PUBLIC_URL, or the URL the request came in on (registry_site/public_url.py)."""
+    """GATEWAY_PUBLIC_URL, or the URL the request came in on (core/public_url.py)."""
     return base_url(request)
 
 

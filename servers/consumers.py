@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from accounts.authentication import principal_from_session_key
-from registry_site.untrusted import InputRejected, json_loads
+from core.untrusted import InputRejected, json_loads
 from servers.live import stats
 from servers.live.entries import public_entry
 from servers.live.publish import GROUP

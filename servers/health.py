@@ -33,8 +33,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from metrics.choices import MetricType
-from metrics.client import emit
+from core.metric_choices import MetricType
+from core.metrics_client import emit
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.services import server_health_record

@@ -4,8 +4,8 @@ from django.db import models
 from django.db.models.functions import Collate
 from pgvector.django import HnswIndex, VectorField
 
-from registry_site.embeddings import EMBEDDING_DIMENSIONS
-from registry_site.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
+from core.embeddings import EMBEDDING_DIMENSIONS
+from core.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
 from servers.choices import AuthType, HealthStatus, Transport
 from servers.querysets import ServerQuerySet
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from registry_site.websockets import BrowserOriginValidator
+from core.websockets import BrowserOriginValidator
 from servers.consumers import HealthStatusConsumer, PublicHealthStatusConsumer
 
 websocket_urlpatterns = [

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_related_objects
 from django.db.models.functions import Collate, Concat, Replace, Substr
 
-from registry_site.epochs import MISSING
+from core.epochs import MISSING
 from servers.cache import ROUTES
 from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry

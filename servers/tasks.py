@@ -29,7 +29,7 @@ def sweep_health_task() -> int:
     from django.conf import settings
     from django.db.models import F
 
-    from registry_site.redis_clients import sync_client
+    from core.redis_clients import sync_client
     from servers.models import Server
 
     expires = max(1, settings.HEALTH_CHECK_INTERVAL_SECONDS - 1)
@@ -71,7 +71,7 @@ def recheck_unhealthy_task() -> int:
 def embed_servers_task(server_ids: list[int] | None = None) -> int:
     """Embed the given servers and their tools, or every dirty server and tool; returns how many rows
     were embedded."""
-    from servers.services import servers_embed, tools_embed
+    from servers.embeddings import servers_embed, tools_embed
 
     return servers_embed(server_ids) + tools_embed(server_ids=server_ids)
 
@@ -92,7 +92,7 @@ def _warm_up_embeddings(**kwargs) -> None:
     idle worker process then holds no model (about 450 MB less each)."""
     from django.conf import settings
 
-    from registry_site.embeddings import warm_up
+    from core.embeddings import warm_up
 
     if not settings.EMBEDDINGS_IN_REQUEST:
         warm_up()

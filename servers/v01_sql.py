@@ -1,13 +1,13 @@
 """The gateway's servers in a /v0.1 page, assembled by PostgreSQL: one query selects them and builds
 each one's JSON (`json_build_object`), so a page of 100 servers costs no model instances. The shape is
-`servers.api.v01_serializers.server_response`'s, field for field; tests/servers/test_v01_sql.py holds
+`servers.v01_responses.server_response`'s, field for field; tests/servers/test_v01_sql.py holds
 the two to the same output. catalog/listing.py merges these rows with the published versions'."""
 
 from django.conf import settings
 from django.db import connection
 
-from servers.api.v01_serializers import DESCRIPTION_MAX, OFFICIAL_META
 from servers.naming import name_prefix
+from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META
 
 # What Python's str.strip() removes: ASCII and Unicode white space.
 _SPACE = r"[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"

@@ -19,7 +19,7 @@ from rest_framework import serializers
 from accounts.choices import UiPermission
 from accounts.principal import Principal
 from accounts.views import HOME, session_page
-from registry_site.errors import ApiError
+from core.errors import ApiError
 from servers.api.dashboard import (
     dashboard_refresh,
     dashboard_register,

@@ -67,7 +67,7 @@ def redis_down(settings):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    from registry_site import redis_clients
+    from core import redis_clients
 
     settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"
     redis_clients.sync_client.cache_clear()

@@ -11,7 +11,7 @@ import requests
 from django.conf import settings
 from django.db import connection
 
-from registry_site.supervisor import asgi_server
+from runtime.supervisor import asgi_server
 from tests.conftest import PROJECT_DIR, clean_env
 
 START_TIMEOUT = 120
@@ -94,7 +94,7 @@ class ProcessGroup:
         return process
 
     def web(self, name: str, port: int, application: str, env: dict | None = None) -> subprocess.Popen:
-        """A web server of `application` as `make run` starts one (registry_site.supervisor)."""
+        """A web server of `application` as `make run` starts one (runtime.supervisor)."""
         command = asgi_server(application, "127.0.0.1", port)
         return self.start(name, *command[2:], env=env)
 

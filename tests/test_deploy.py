@@ -1,6 +1,6 @@
 """What an operator deploys: the Kubernetes manifests render with `kubectl kustomize` (Debian's kubectl,
 installed by `make test`) and every object is valid against the Kubernetes schema (kubernetes-validate);
-they run the image's roles as the image runs them (deploy/Dockerfile, registry_site/roles.py)."""
+they run the image's roles as the image runs them (deploy/Dockerfile, runtime/roles.py)."""
 
 import shutil
 import subprocess
@@ -9,7 +9,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from registry_site.roles import ROLES
+from runtime.roles import ROLES
 from tests.conftest import PROJECT_DIR
 
 KUBERNETES = PROJECT_DIR / "deploy" / "kubernetes"
@@ -100,6 +100,6 @@ def test_the_ingress_keeps_streams_and_websockets_open(objects):
 def test_the_image_runs_the_roles_module_as_a_non_root_user():
     dockerfile = (PROJECT_DIR / "deploy" / "Dockerfile").read_text()
 
-    assert 'ENTRYPOINT ["python", "-m", "registry_site.roles"]' in dockerfile
+    assert 'ENTRYPOINT ["python", "-m", "runtime.roles"]' in dockerfile
     assert "USER 10001" in dockerfile
     assert "DJANGO_SETTINGS_MODULE=registry_site.settings.production" in dockerfile

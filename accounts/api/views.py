@@ -17,9 +17,9 @@ from accounts.services import (
     registry_service_token,
     user_token_issue,
 )
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented
-from registry_site.parsers import JSONParser
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented
+from core.parsers import JSONParser
 
 TOKEN = inline_serializer(
     "TokenGrant",

@@ -15,8 +15,8 @@ from accounts.idp_admin import IdpError, KeycloakAdmin
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.principal import ALL, ANY
 from accounts.services.audit import audit_event_record
-from registry_site.errors import ErrorCode
-from registry_site.validators import normalize_path
+from core.errors import ErrorCode
+from core.validators import normalize_path
 
 GROUP_NAME_MAX_LENGTH = 150 - len(GROUP_SCOPE_PREFIX)  # the group's own scope name must fit Scope.name
 

@@ -6,7 +6,7 @@ from django.db import transaction
 from accounts.choices import AuditAction, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.services.audit import audit_event_record
-from registry_site.services import apply_changes, require_editable
+from core.services import apply_changes, require_editable
 
 SCOPE_EDITABLE_FIELDS = ("description", "server_rules", "ui_permissions", "publish_names")
 

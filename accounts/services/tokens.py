@@ -18,7 +18,7 @@ from accounts.models import ClientCredential, IssuedToken, Scope, User
 from accounts.principal import Principal, principal_for_user
 from accounts.services.audit import audit_event_record
 from accounts.tokens import encode
-from registry_site import ratelimit
+from core import ratelimit
 
 
 class TokenRequestError(Exception):

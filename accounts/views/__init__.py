@@ -1,4 +1,4 @@
-"""Session pages of the accounts app: login (`login.py`) and tokens (`tokens.py`)."""
+"""Session pages of the accounts app: login and logout (`login.py`); the tokens page is oauth's."""
 
 from accounts.views.login import (
     HOME,
@@ -13,7 +13,6 @@ from accounts.views.login import (
     safe_next,
     session_page,
 )
-from accounts.views.tokens import token_revoke_form, tokens
 
 __all__ = [
     "HOME",
@@ -27,6 +26,4 @@ __all__ = [
     "provider_login_view",
     "safe_next",
     "session_page",
-    "token_revoke_form",
-    "tokens",
 ]

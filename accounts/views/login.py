@@ -17,7 +17,7 @@ from accounts.backends import PATH as PASSWORD_BACKEND
 from accounts.choices import AuthMethod
 from accounts.selectors import login_providers
 from accounts.services import LoginRefused, login_attempt
-from registry_site.errors import ErrorCode, error_response
+from core.errors import ErrorCode, error_response
 
 HOME = "/"
 LOGIN_PAGE = "/login"

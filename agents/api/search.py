@@ -24,10 +24,10 @@ from agents.search import (
     registry_semantic,
     search_rate_limit,
 )
-from registry_site.embeddings import EmbeddingError
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented
-from registry_site.parsers import JSONParser
+from core.embeddings import EmbeddingError
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented
+from core.parsers import JSONParser
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from agents.api.serializers import (
 )
 from agents.models import Agent
 from agents.selectors import agent_visible, agents_discovered, agents_listed
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented, path_parameter
-from registry_site.validators import normalize_path
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented, path_parameter
+from core.validators import normalize_path
 
 AGENT_PATH = path_parameter("agent_path", "the agent path, e.g. summarizer")
 

@@ -4,7 +4,7 @@ import django.contrib.postgres.fields
 import django.db.models.deletion
 import pgvector.django.indexes
 import pgvector.django.vector
-import registry_site.validators
+import core.validators
 from django.conf import settings
 from django.db import migrations, models
 
@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=200)),
                 ('description', models.TextField()),
-                ('path', models.CharField(max_length=150, unique=True, validators=[registry_site.validators.validate_registry_path])),
+                ('path', models.CharField(max_length=150, unique=True, validators=[core.validators.validate_registry_path])),
                 ('url', models.URLField(max_length=2048)),
                 ('version', models.CharField(max_length=100)),
                 ('provider', models.CharField(blank=True, max_length=100)),

@@ -2,7 +2,7 @@
 
 Reads list the gateway's servers the caller may see and the versions published or mirrored here
 (catalog/listing.py); writes publish versions and change their status (catalog/services/). Errors use
-the official format `{"error": {"code", "message"}}` (see registry_site/errors.py)."""
+the official format `{"error": {"code", "message"}}` (see core/errors.py)."""
 
 import json
 import re
@@ -27,13 +27,13 @@ from catalog.services import (
     version_publish,
     version_status_set,
 )
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import V01Error, documented, path_parameter
-from registry_site.validators import PATH_PATTERN
-from servers.api.v01_serializers import server_list, server_response
+from core.errors import ApiError, ErrorCode
+from core.openapi import V01Error, documented, path_parameter
+from core.validators import PATH_PATTERN
 from servers.clients import gateway_base_url
 from servers.naming import path_from_name
 from servers.selectors import server_visible
+from servers.v01_responses import server_list, server_response
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

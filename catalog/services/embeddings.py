@@ -2,7 +2,7 @@
 what search finds (catalog entries, `catalog_entry` in the unified search)."""
 
 from catalog.models import ServerVersion
-from registry_site.embeddings import rows_embed
+from core.embeddings import rows_embed
 
 
 def version_text(row: ServerVersion) -> str:

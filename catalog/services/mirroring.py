@@ -28,7 +28,7 @@ from catalog.choices import Status
 from catalog.documents import OFFICIAL_META, document_problem
 from catalog.models import STATUS_MESSAGE_MAX_LENGTH, ServerVersion, Upstream
 from catalog.services.latest import latest_mark
-from registry_site.untrusted import InputRejected, json_loads
+from core.untrusted import InputRejected, json_loads
 from servers.naming import name_prefix
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from django.utils.text import slugify
 from accounts.choices import AuditAction
 from accounts.services import audit_event_record
 from catalog.models import Upstream
-from registry_site.services import apply_changes, require_editable
+from core.services import apply_changes, require_editable
 from servers.cache import LISTINGS
 
 UPSTREAM_EDITABLE_FIELDS = ("url", "auth_header", "include", "exclude", "interval_minutes", "is_enabled")

@@ -21,12 +21,12 @@ from accounts.authentication import (
     report_auth_request,
 )
 from accounts.principal import Principal
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented, header_parameter
+from core.untrusted import InputRejected, json_loads
 from gateway import jsonrpc, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented, header_parameter
-from registry_site.untrusted import InputRejected, json_loads
 from servers.selectors import server_for_gateway
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}

@@ -5,10 +5,10 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
+from core import ratelimit
+from core.errors import ApiError, ErrorCode
 from metrics.models import ApiKey
 from metrics.selectors import api_key_for
-from registry_site import ratelimit
-from registry_site.errors import ApiError, ErrorCode
 
 HEADER = "X-API-Key"
 PERIOD_SECONDS = 60

@@ -10,6 +10,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.errors import ApiError, ErrorCode, error_body
+from core.openapi import ErrorSerializer, documented
+from core.untrusted import InputRejected, json_loads
 from metrics.api.authentication import (
     ApiKeyAuthentication,
     HasAdminKey,
@@ -21,9 +24,6 @@ from metrics.models import METRIC_TABLES
 from metrics.selectors import retention_policies
 from metrics.services import metrics_ingest, retention_apply
 from metrics.validation import BatchError
-from registry_site.errors import ApiError, ErrorCode, error_body
-from registry_site.openapi import ErrorSerializer, documented
-from registry_site.untrusted import InputRejected, json_loads
 
 BATCH = inline_serializer(
     "MetricsBatch",

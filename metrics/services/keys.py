@@ -1,7 +1,6 @@
 """API keys of sending services: made, synchronised from the environment, revoked. Only the SHA-256 of
 a key is ever stored."""
 
-import hashlib
 import os
 import secrets
 
@@ -10,14 +9,10 @@ from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services import audit_event_record
-from metrics.models import ApiKey
+from metrics.models import ApiKey, key_hash
 
 ENV_PREFIX = "METRICS_API_KEY_"
 KEY_PREFIX = "mk_"
-
-
-def key_hash(raw: str) -> str:
-    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def _target(key: ApiKey) -> str:

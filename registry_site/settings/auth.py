@@ -3,9 +3,9 @@ an external OpenID issuer, service accounts, and the limits on logins and token 
 
 from datetime import timedelta
 
-from registry_site import embedded
 from registry_site.settings.env import ConfigurationError, env, env_required
 from registry_site.settings.services import EMBEDDED_DATABASE, VAR_DIR
+from runtime import embedded
 
 AUTHENTICATION_BACKENDS = [
     "accounts.backends.LimitedPasswordBackend",  # passwords, with the login failure limits

@@ -2,7 +2,6 @@
 
 import os
 
-from registry_site import embedded
 from registry_site.settings.env import BASE_DIR, env, env_required
 from registry_site.settings.services import (  # noqa: F401 (re-exported as settings)
     DATABASE_URL,
@@ -14,6 +13,7 @@ from registry_site.settings.services import (  # noqa: F401 (re-exported as sett
     REDIS_URL,
     VAR_DIR,
 )
+from runtime import embedded
 
 DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 # A psycopg connection pool per process: ASGI runs each request in a thread, so persistent
@@ -66,6 +66,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
     "corsheaders",
     "registry_site",
+    "core",
     "accounts",
     "servers",
     "gateway",
@@ -131,7 +132,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # ServeStatic warns on every sta
 # collectstatic has been run (production).
 SERVESTATIC_USE_FINDERS = env.bool("SERVESTATIC_USE_FINDERS", default=True)
 
-# -- input from outside (registry_site/untrusted.py, registry_site/asgi_guard.py) ----------------------
+# -- input from outside (core/untrusted.py, registry_site/asgi_guard.py) ----------------------
 
 # Request bodies larger than this are refused with 413 before they are read (both services' ASGI entries).
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
@@ -160,10 +161,10 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 
 # -- cache (Redis) ---------------------------------------------------------------------------------
 
-# The cache shares the process's Redis connections (registry_site/redis_clients.py), Sentinel included.
+# The cache shares the process's Redis connections (core/redis_clients.py), Sentinel included.
 CACHES = {
     "default": {
-        "BACKEND": "registry_site.redis_cache.RedisCache",
+        "BACKEND": "core.redis_cache.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "registry",
     }

@@ -3,7 +3,7 @@
 from registry_site.settings.env import env
 from registry_site.settings.services import REDIS_TARGET
 
-# Redis connections per pool and process (registry_site/redis_clients.py and the channel layer); the
+# Redis connections per pool and process (core/redis_clients.py and the channel layer); the
 # synchronous pool waits up to REDIS_POOL_TIMEOUT_SECONDS for a free one.
 REDIS_POOL_MAX_CONNECTIONS = env.int("REDIS_POOL_MAX_CONNECTIONS", default=200)
 REDIS_POOL_TIMEOUT_SECONDS = env.int("REDIS_POOL_TIMEOUT_SECONDS", default=10)

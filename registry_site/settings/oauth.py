@@ -5,6 +5,11 @@ from registry_site.settings.env import ConfigurationError, env
 
 # -- the authorization server (docs/auth.md) ---------------------------------------------------------
 
+# Bearer tokens issued by an app above accounts, each turned into a principal by the function named here
+# (accounts/authentication.py asks each in turn; the registry's own JWTs and an identity provider's are
+# accounts' own).
+BEARER_TOKEN_RESOLVERS = ["oauth.principals.principal_from_access_token"]
+
 OAUTH_ACCESS_TOKEN_SECONDS = env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600)
 OAUTH_REFRESH_TOKEN_DAYS = env.int("OAUTH_REFRESH_TOKEN_DAYS", default=30)
 # Dynamic client registrations one address may make per hour, and how long a registration that never
@@ -42,7 +47,8 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https", *OAUTH_REDIRECT_SCHEMES],
     "ALLOW_LOCALHOST_LOOPBACK": True,  # http://localhost:<any port> as RFC 8252 allows 127.0.0.1
-    "REQUEST_APPROVAL_PROMPT": "force",  # oauth/views.py decides when a remembered consent applies
+    # oauth/views/authorization.py decides when a remembered consent applies
+    "REQUEST_APPROVAL_PROMPT": "force",
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from registry_site import embedded, redis_url
+from core import redis_url
 from registry_site.settings.env import BASE_DIR, ConfigurationError, env
+from runtime import embedded
 
 VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
 
@@ -19,7 +20,7 @@ except embedded.EmbeddedServiceError as exc:
 DATABASE_URL = _database_url or _embedded.database_url
 REDIS_URL = _redis_url or _embedded.redis_url
 
-# REDIS_URL may name Redis Sentinels instead of one server (registry_site/redis_url.py).
+# REDIS_URL may name Redis Sentinels instead of one server (core/redis_url.py).
 REDIS_SENTINEL_MASTER = env.str("REDIS_SENTINEL_MASTER", default="mymaster")
 REDIS_SENTINEL_PASSWORD = env.str("REDIS_SENTINEL_PASSWORD", default="")
 try:

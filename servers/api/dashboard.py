@@ -18,9 +18,9 @@ from accounts.api.permissions import IsAuthenticatedPrincipal
 from accounts.authentication import RegistrySessionAuthentication, principal_of
 from accounts.choices import UiPermission
 from accounts.principal import ALL, Principal
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented, path_parameter
-from registry_site.validators import normalize_path
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented, path_parameter
+from core.validators import normalize_path
 from servers.api.serializers import DashboardServerSerializer, InternalServerSerializer
 from servers.models import Server, Tool
 from servers.selectors import servers_listed

@@ -60,7 +60,7 @@ def discovery_document(request) -> dict:
 
 def _document_body(request) -> tuple[bytes, str]:
     """(body, etag) of the document, from this process's cache while no server has changed; one build at a
-    time per process, requests meanwhile getting the document it replaces (registry_site/epochs.py)."""
+    time per process, requests meanwhile getting the document it replaces (core/epochs.py)."""
 
     def build() -> tuple[bytes, str]:
         body = json.dumps(discovery_document(request), separators=(",", ":")).encode()

@@ -10,8 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import principal_of
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented
 from servers.live.stats import stats
 from servers.selectors import health_snapshot
 

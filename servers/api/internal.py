@@ -20,9 +20,9 @@ from accounts.services import (
     groups_server_revoke,
 )
 from accounts.services.groups import GROUP_NAME_MAX_LENGTH
-from registry_site.errors import ApiError, ErrorCode
-from registry_site.openapi import documented
-from registry_site.validators import PATH_MAX_LENGTH, normalize_path
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented
+from core.validators import PATH_MAX_LENGTH, normalize_path
 from servers.api.serializers import CommaListField, InternalServerSerializer, ServerInputSerializer
 from servers.models import Server
 from servers.services import (

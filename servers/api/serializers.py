@@ -6,9 +6,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from registry_site.openapi import TEXT_OR_LIST
-from registry_site.untrusted import InputRejected, json_loads
-from registry_site.validators import (
+from core.openapi import TEXT_OR_LIST
+from core.untrusted import InputRejected, json_loads
+from core.validators import (
     PATH_MAX_LENGTH,
     normalize_path,
     validate_http_url,
@@ -61,7 +61,7 @@ class JSONTextField(serializers.Field):
         if isinstance(data, str):
             if not data.strip():
                 return None
-            try:  # the one input rule: storable text, bounded depth (registry_site/untrusted.py)
+            try:  # the one input rule: storable text, bounded depth (core/untrusted.py)
                 return json_loads(data)
             except InputRejected as rejected:
                 if rejected.unparsable:

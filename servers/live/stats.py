@@ -18,7 +18,7 @@ import time
 import redis
 from django.conf import settings
 
-from registry_site.redis_clients import async_client, sync_client
+from core.redis_clients import async_client, sync_client
 
 logger = logging.getLogger(__name__)
 

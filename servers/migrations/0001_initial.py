@@ -2,7 +2,7 @@
 
 import django.contrib.postgres.fields
 import django.db.models.deletion
-import registry_site.validators
+import core.validators
 from django.conf import settings
 from django.db import migrations, models
 
@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
             name='Server',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('path', models.CharField(max_length=150, unique=True, validators=[registry_site.validators.validate_registry_path])),
+                ('path', models.CharField(max_length=150, unique=True, validators=[core.validators.validate_registry_path])),
                 ('name', models.CharField(max_length=200)),
                 ('description', models.TextField(blank=True)),
                 ('proxy_pass_url', models.URLField(max_length=2048)),

@@ -3,11 +3,12 @@ validate, audit and behave the same everywhere."""
 
 from urllib.parse import urlsplit
 
+from celery import current_app
 from django.db import transaction
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
-from registry_site.services import apply_changes, require_editable
+from core.services import apply_changes, require_editable
 from servers.choices import HealthStatus
 from servers.live.publish import health_changed, health_removed
 from servers.models import Server
@@ -16,6 +17,10 @@ from servers.services.health import transition_record
 from servers.services.tools import tools_store
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
+# Queued by name: the tasks module calls these services, so it is not imported here.
+CHECK_TASK = "servers.check_server_task"
+SWEEP_TASK = "servers.sweep_health_task"
+
 EDITABLE_FIELDS = (
     "name",
     "description",
@@ -176,16 +181,12 @@ def server_refresh(*, server: Server) -> None:
     """Queue an immediate health check and tool discovery of `server` (after the transaction commits).
 
     Disabled servers are not checked. The check runs on a worker; callers answer with the current status."""
-    from servers.tasks import check_server_task
-
     if server.is_enabled:
-        transaction.on_commit(lambda: check_server_task.delay(server.pk))
+        transaction.on_commit(lambda: current_app.send_task(CHECK_TASK, args=(server.pk,)))
 
 
 def servers_refresh() -> None:
     """Queue a health check of every enabled server: one sweep task that fans the checks out on a worker,
     so the caller answers at once however many servers there are (10,000 checks queued one by one
     took a request 30–75 s)."""
-    from servers.tasks import sweep_health_task
-
-    transaction.on_commit(sweep_health_task.delay)
+    transaction.on_commit(lambda: current_app.send_task(SWEEP_TASK))

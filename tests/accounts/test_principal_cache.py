@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import IssuedToken, Scope
 from accounts.services import scope_update
 from accounts.services.tokens import token_revoke
-from registry_site.epochs import MISSING, EpochCache
+from core.epochs import MISSING, EpochCache
 from servers.models import Server
 from servers.services.registry import server_toggle
 from tests.gateway.test_validate import CALL_NOW, token, validate

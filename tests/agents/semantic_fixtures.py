@@ -4,7 +4,7 @@ once per test session. Test modules take the fixtures by assignment (`name = sem
 import pytest
 
 from agents.choices import Visibility
-from registry_site.embeddings import get_provider
+from core.embeddings import get_provider
 from tests.factories import AgentFactory
 
 

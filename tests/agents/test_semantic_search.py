@@ -13,7 +13,7 @@ from agents import services
 from agents.choices import Visibility
 from agents.embeddings import agent_text, agents_embed
 from agents.models import Agent
-from registry_site import embeddings
+from core import embeddings
 from tests.agents import semantic_fixtures
 from tests.agents.semantic_fixtures import QUERIES
 from tests.factories import AgentFactory

@@ -9,7 +9,7 @@ import pytest
 from mcp.server import MCPServer
 
 from agents.embeddings import agents_embed
-from registry_site.embeddings import get_provider
+from core.embeddings import get_provider
 from tests.browser.conftest import PASSWORD, log_in
 from tests.factories import AgentFactory, ServerFactory
 from tests.mcp_servers import LOOPBACK, UvicornThread, time_tools

@@ -225,7 +225,7 @@ def test_other_paths_still_reach_django(gateway, client, admin_user):
 @pytest.fixture
 def reported(settings):
     """Metrics the registry reports, received by a real loopback metrics endpoint."""
-    from metrics.client import reset_client
+    from core.metrics_client import reset_client
     from tests.metrics.test_client import Receiver, client_for
 
     receiver = Receiver()

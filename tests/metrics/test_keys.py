@@ -8,12 +8,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.models import AuditEvent
+from core.epochs import MISSING, EpochCache
 from metrics.cache import API_KEYS
-from metrics.models import ApiKey
+from metrics.models import ApiKey, key_hash
 from metrics.selectors import api_key_for
 from metrics.services import api_key_create, api_key_revoke, api_keys_from_environment
-from metrics.services.keys import key_hash
-from registry_site.epochs import MISSING, EpochCache
 
 pytestmark = pytest.mark.django_db
 

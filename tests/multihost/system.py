@@ -1,5 +1,5 @@
 """The registry deployed over lab hosts (tests/multihost/lab.py), as an operator deploys it beyond one
-machine: every role started by the image's entry script (`python -m registry_site.roles ROLE`) with the
+machine: every role started by the image's entry script (`python -m runtime.roles ROLE`) with the
 production settings, PostgreSQL and Redis on hosts of their own, nginx in front.
 
     db        PostgreSQL 16 with pgvector (the server `pgserver` ships), reached over TCP with a password
@@ -381,7 +381,7 @@ class System:
 
     def _migrate(self) -> None:
         host = self.hosts["web-a"]
-        host.run([sys.executable, "-m", "registry_site.roles", "migrate"], env=self.env("web-a"), timeout=600)
+        host.run([sys.executable, "-m", "runtime.roles", "migrate"], env=self.env("web-a"), timeout=600)
         manage = [sys.executable, "manage.py"]
         created = host.run(
             [*manage, "create_service_account", "lab-robot", "--groups", "mcp-registry-admin"],
@@ -396,7 +396,7 @@ class System:
     def start_role(self, host: str, role: str) -> subprocess.Popen:
         return self.hosts[host].spawn(
             role,
-            [sys.executable, "-m", "registry_site.roles", role],
+            [sys.executable, "-m", "runtime.roles", role],
             env={**self.env(host), "PYTHONPATH": str(PROJECT_DIR)},
         )
 

@@ -5,7 +5,7 @@ import pytest
 import requests
 from django.urls import reverse
 
-from registry_site.supervisor import asgi_server
+from runtime.supervisor import asgi_server
 from tests.conftest import PROJECT_DIR, clean_env
 
 

@@ -10,10 +10,10 @@ import pytest
 from accounts.choices import AuthMethod
 from accounts.principal import principal_for_user
 from catalog.listing import registry_page
-from servers.api.v01_serializers import server_response
 from servers.models import Server
 from servers.naming import server_name
 from servers.selectors import servers_page
+from servers.v01_responses import server_response
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db

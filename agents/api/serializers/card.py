@@ -23,7 +23,7 @@ from agents.a2a import (
 )
 from agents.api.serializers.fields import HttpUrlField, ReaderField, StrictCharField, TagsField
 from agents.choices import Visibility
-from registry_site.validators import PATH_MAX_LENGTH, normalize_path, validate_registry_path
+from core.validators import PATH_MAX_LENGTH, normalize_path, validate_registry_path
 
 MAX_SKILLS = 200
 REQUIRED = "This field is required."

@@ -6,8 +6,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.a2a import Invalid
-from registry_site.openapi import TEXT_OR_LIST
-from registry_site.validators import validate_http_url
+from core.openapi import TEXT_OR_LIST
+from core.validators import validate_http_url
 
 MAX_TAGS = 50
 

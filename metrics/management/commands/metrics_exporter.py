@@ -6,9 +6,9 @@ import threading
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core import preflight
 from metrics import otlp
 from metrics.exporter import SCRAPE_PATH, ScrapeServer
-from registry_site import preflight
 
 
 class Command(BaseCommand):

@@ -8,8 +8,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.services import admin_ensure
+from core import preflight
 from metrics.services import api_keys_from_environment
-from registry_site import preflight, roles, supervisor
+from runtime import roles, supervisor
 
 
 class Command(BaseCommand):

@@ -1,0 +1,21 @@
+"""Pages and endpoints of the oauth app: the authorization server's (`authorization.py`) and the page
+where a user takes credentials for an MCP host, a token or an authorized application (`tokens.py`)."""
+
+from oauth.views.authorization import (
+    ConsentView,
+    RegistrationView,
+    ResourceMetadataView,
+    consent_withdraw_form,
+    our_origins,
+)
+from oauth.views.tokens import token_revoke_form, tokens
+
+__all__ = [
+    "ConsentView",
+    "RegistrationView",
+    "ResourceMetadataView",
+    "consent_withdraw_form",
+    "our_origins",
+    "token_revoke_form",
+    "tokens",
+]

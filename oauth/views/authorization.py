@@ -1,0 +1,273 @@
+"""The authorization server's pages and endpoints, on top of django-oauth-toolkit's: the consent page
+(which servers and tools, narrowable, remembered or not), dynamic registration within its limits, the
+protected resource metadata of every gateway URL, and withdrawing an application's access."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.forms import AllowForm
+from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
+from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
+
+from accounts.authentication import principal_from_session
+from accounts.views.login import session_page
+from core import ratelimit
+from core.public_url import base_url, origin
+from core.untrusted import InputRejected, json_loads
+from oauth import resources, selectors, services
+from oauth.models import Consent
+
+ALL_RIGHTS = "__all__"
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+
+
+def our_origins(request) -> set[str]:
+    """The origins a resource of this registry may name: the public one, and the one of the request."""
+    return {origin(base_url(request)), origin(request.build_absolute_uri("/"))}
+
+
+class ConsentForm(AllowForm):
+    rights = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    remember = forms.BooleanField(required=False)
+
+    def __init__(self, *args, rights: list[tuple[str, str]] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["rights"].choices = rights
+
+
+class ConsentView(AuthorizationView):
+    """GET/POST /oauth/authorize: the authorization endpoint with the registry's consent page.
+
+    The request must name one resource of this registry (RFC 8707); the page shows the application
+    (name, redirect host, how it identified itself), what its tokens reach at that resource (the
+    user's scopes there, narrowable) and for how long. A remembered consent covering the resource is
+    not asked again."""
+
+    template_name = "oauth/authorize.html"
+    form_class = ConsentForm
+
+    def principal(self):
+        return principal_from_session(self.request)
+
+    def get_form_kwargs(self):
+        kwargs = super().get_form_kwargs()
+        principal = self.principal()
+        names = list(principal.scopes) if principal is not None else []
+        kwargs["rights"] = [(ALL_RIGHTS, "all my rights"), *((name, name) for name in names)]
+        return kwargs
+
+    def _resource(self, raw: str | None, state, redirect_uri) -> resources.Resource | OAuthToolkitError:
+        listed = (raw or "").split()
+        try:
+            if len(listed) != 1:
+                raise resources.ResourceRefused("Name exactly one resource: the server URL the client uses.")
+            return resources.resource_of(listed[0], origins=our_origins(self.request))
+        except resources.ResourceRefused as refused:
+            error = CustomOAuth2Error(error="invalid_target", description=str(refused), state=state)
+            return OAuthToolkitError(error=error, redirect_uri=redirect_uri)
+
+    def render_to_response(self, context, **kwargs):
+        if "form" not in context:  # an error page of django-oauth-toolkit
+            return super().render_to_response(context, **kwargs)
+        application = context["application"]
+        if context.get("code_challenge_method") != "S256":  # (a missing challenge never gets this far)
+            error = CustomOAuth2Error(
+                error="invalid_request",
+                description='Unsupported code_challenge_method; use "S256".',
+                state=context.get("state"),
+            )
+            return self.error_response(
+                OAuthToolkitError(error=error, redirect_uri=context["redirect_uri"]), application
+            )
+        resource = self._resource(context.get("resource"), context.get("state"), context["redirect_uri"])
+        if isinstance(resource, OAuthToolkitError):
+            return self.error_response(resource, application)
+        principal = self.principal()
+        consent = selectors.consent_of(self.request.user, application)
+        scopes = selectors.scopes_for_consent(principal, resource.audience)
+        has_rights = principal.is_admin or bool(scopes)
+        if consent is not None and consent.remembered and resource.url in consent.resources and has_rights:
+            return self._approve_remembered(context, application, resource)
+        context.update(
+            self._page(principal, application, resource, context["redirect_uri"], consent, scopes, has_rights)
+        )
+        response = super().render_to_response(context, **kwargs)
+        response["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
+        return response
+
+    def _approve_remembered(self, context, application, resource):
+        """Approve again what the user approved before and asked to be remembered, without asking.
+
+        The answer is a page, not a redirect: after the login form, a redirect chain ending at the
+        application would be blocked by the login page's form-action policy."""
+        keys = (
+            "client_id",
+            "redirect_uri",
+            "response_type",
+            "state",
+            "code_challenge",
+            "code_challenge_method",
+        )
+        credentials = {key: context[key] for key in keys if context.get(key)}
+        credentials["resource"] = [resource.url]
+        try:
+            uri, _, _, _ = self.create_authorization_response(
+                request=self.request, scopes=" ".join(context["scopes"]), credentials=credentials, allow=True
+            )
+        except OAuthToolkitError as error:
+            return self.error_response(error, application)
+        page = render(self.request, "oauth/return.html", {"application": application, "uri": uri})
+        page["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
+        return page
+
+    def _page(self, principal, application, resource, redirect_uri, consent, scopes, has_rights) -> dict:
+        return {
+            "resource_url": resource.url,
+            "server_path": resource.server_path,
+            "client_kind": application.registration_source,
+            "client_host": urlsplit(application.client_id).hostname
+            if application.registration_source == application.RegistrationSource.CIMD
+            else "",
+            "redirect_host": urlsplit(redirect_uri).netloc or urlsplit(redirect_uri).scheme,
+            "scope_rights": scopes,
+            "is_admin": principal.is_admin,
+            "has_rights": has_rights,
+            "chosen": set(consent.scopes) if consent is not None and not consent.all_rights else None,
+            "access_minutes": settings.OAUTH_ACCESS_TOKEN_SECONDS // 60,
+            "refresh_days": settings.OAUTH_REFRESH_TOKEN_DAYS,
+        }
+
+    def form_invalid(self, form):
+        """A consent form that was altered (a right that is not the user's, a missing field)."""
+        error = {
+            "error": "invalid_request",
+            "description": "The form was altered; start again from the application.",
+        }
+        return super().render_to_response({"error": error}, status=400)
+
+    def form_valid(self, form):
+        data = form.cleaned_data
+        application = selectors.application_of(data["client_id"])
+        if application is None:
+            raise Http404("No such application.")
+        resource = self._resource(data.get("resource"), data.get("state"), data["redirect_uri"])
+        if isinstance(resource, OAuthToolkitError):
+            return self.error_response(resource, application)
+        if data.get("allow"):
+            principal = self.principal()
+            chosen = data.get("rights") or []
+            all_rights = ALL_RIGHTS in chosen
+            scopes = (
+                list(principal.scopes)
+                if all_rights
+                else [name for name in chosen if name in principal.scopes]
+            )
+            if not all_rights and not scopes:
+                data["allow"] = False  # nothing chosen: the application gets nothing, so it is a denial
+            else:
+                services.consent_record(
+                    user=self.request.user,
+                    application=application,
+                    all_rights=all_rights,
+                    scopes=scopes,
+                    resource=resource.url,
+                    remember=bool(data.get("remember")),
+                )
+        return super().form_valid(form)
+
+
+def _policy_sending_forms_to(redirect_uri: str) -> str:
+    """The page's Content-Security-Policy with `form-action` letting the consent form's answer redirect
+    to the application (browsers apply form-action to the redirect that follows a form's POST)."""
+    parts = urlsplit(redirect_uri)
+    target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
+    directives = [d.strip() for d in settings.CONTENT_SECURITY_POLICY.split(";") if d.strip()]
+    kept = [d for d in directives if not d.startswith("form-action")]
+    return "; ".join([*kept, f"form-action 'self' {target}"])
+
+
+class RegistrationView(DynamicClientRegistrationView):
+    """POST /oauth/register: dynamic client registration (RFC 7591), open to anyone within
+    OAUTH_REGISTRATIONS_PER_HOUR per address; http redirect URIs only on loopback (RFC 8252)."""
+
+    def post(self, request, *args, **kwargs):
+        address = request.META.get("REMOTE_ADDR", "")
+        limit = ratelimit.take(
+            f"oauth-register:{address}", capacity=settings.OAUTH_REGISTRATIONS_PER_HOUR, period_seconds=3600
+        )
+        if not limit.allowed:
+            response = _oauth_error(
+                "temporarily_unavailable", "Too many registrations from this address; try again later.", 429
+            )
+            for name, value in limit.headers().items():
+                response[name] = value
+            return response
+        try:
+            metadata = json_loads(request.body)
+        except InputRejected as rejected:
+            return _oauth_error("invalid_client_metadata", str(rejected), 400)
+        uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
+        for uri in uris if isinstance(uris, list) else []:
+            parts = urlsplit(uri) if isinstance(uri, str) else None
+            if parts is not None and parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+                return _oauth_error(
+                    "invalid_redirect_uri", "An http redirect URI must be a loopback address (RFC 8252).", 400
+                )
+        return super().post(request, *args, **kwargs)
+
+
+def _oauth_error(error: str, description: str, status: int) -> JsonResponse:
+    """The OAuth error format (RFC 6749 section 5.2) of the authorization server's endpoints."""
+    response = JsonResponse({"error": error, "error_description": description}, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class ResourceMetadataView(OAuthProtectedResourceMetadataView):
+    """GET /.well-known/oauth-protected-resource[/<server path>/mcp]: RFC 9728 metadata of the registry's
+    APIs and of every gateway URL. Any well-formed gateway path answers, registered or not, so the
+    document tells an anonymous caller nothing about which servers exist."""
+
+    def dispatch(self, request, *args, **kwargs):
+        suffix = request.path.removeprefix("/.well-known/oauth-protected-resource")
+        try:
+            self.resource = resources.resource_of(base_url(request) + suffix, origins=our_origins(request))
+        except resources.ResourceRefused:
+            return _oauth_error("invalid_target", "No protected resource has that URL.", 404)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_resource(self, request):
+        return self.resource.url
+
+    def get_authorization_servers(self, request):
+        return [base_url(request)]
+
+    def get_scopes_supported(self):
+        return [self.resource.oauth_scope]
+
+
+@require_POST
+@session_page
+def consent_withdraw_form(request, principal, pk: int):
+    """POST /oauth/applications/<id>/revoke: withdraw one's consent; the application's tokens end."""
+    consent = Consent.objects.select_related("application", "user").filter(pk=pk, user=principal.user).first()
+    if principal.user is None or consent is None:
+        context = {"status": 404, "message": "You have authorized no such application."}
+        return render(request, "servers/problem.html", context, status=404)
+    services.consent_withdraw(actor=principal, consent=consent)
+    messages.success(
+        request, f"Access of {consent.application.name or consent.application.client_id} revoked."
+    )
+    response = HttpResponseRedirect(reverse("oauth2_provider:tokens-page"))
+    response.status_code = 303
+    return response
