@@ -226,7 +226,7 @@ def test_other_paths_still_reach_django(gateway, client, admin_user):
 def reported(settings):
     """Metrics the registry reports, received by a real loopback metrics endpoint."""
     from core.metrics_client import reset_client
-    from tests.metrics.test_client import Receiver, client_for
+    from tests.core.test_metrics_client import Receiver, client_for
 
     receiver = Receiver()
     reporter = client_for(settings, receiver.url)
