@@ -2,6 +2,7 @@
 Redis; nothing is mocked."""
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -19,11 +20,35 @@ def user(db):
     return UserFactory()
 
 
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def unused_port(taken: frozenset[int] = frozenset()) -> int:
+    """A loopback port nothing listens on, for a child process to bind later. It is chosen below the
+    kernel's ephemeral range: a port `bind(0)` hands out is one the kernel may also give an outgoing
+    connection (a child's client of PostgreSQL or Redis) before the child binds it, which made a test
+    fail with "Address already in use"."""
+    low = min(_ephemeral_low(), 65536)
+    for _ in range(1000):
+        port = random.randrange(20000, low) if low > 20100 else random.randrange(low - 1000, low)
+        if port in taken:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free loopback port below the ephemeral range")
+
+
 @pytest.fixture
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port() -> int:
+    return unused_port()
 
 
 def clean_env(**overrides) -> dict:
@@ -64,9 +89,7 @@ def _fresh_redis(settings):
 @pytest.fixture
 def redis_down(settings):
     """Every Redis client of this process points at a port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     from core import redis_clients
 
     settings.REDIS_URL = f"redis://127.0.0.1:{port}/0"

@@ -1,7 +1,6 @@
 """Real child processes of a test (daphne, Celery workers, one-off scripts) on the test run's own
 database and Redis."""
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,7 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from runtime.supervisor import asgi_server
-from tests.conftest import PROJECT_DIR, clean_env
+from tests.conftest import PROJECT_DIR, clean_env, unused_port
 
 START_TIMEOUT = 120
 
@@ -67,12 +66,10 @@ def wait_worker_ready(log_path, process: subprocess.Popen) -> None:
 
 
 def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    for sock in sockets:
-        sock.bind(("127.0.0.1", 0))
-    ports = [sock.getsockname()[1] for sock in sockets]
-    for sock in sockets:
-        sock.close()
+    """`count` different free ports, by the one rule of tests/conftest.unused_port."""
+    ports: list[int] = []
+    while len(ports) < count:
+        ports.append(unused_port(frozenset(ports)))
     return ports
 
 

@@ -1,26 +1,19 @@
 """Identity-provider login and identity-provider tokens, end to end against a real OpenID provider
 (oidc-provider from npm) on loopback; nothing in allauth is patched."""
 
-import socket
-
 import pytest
 import requests
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from accounts.models import IdpGroupMapping, User
+from tests.conftest import unused_port
 from tests.oidc.harness import client_credentials_token, drive_login, start_provider
 
 CLIENT_ID = "registry"
 CLIENT_SECRET = "registry-secret-for-tests"
 PASSWORD = "op-password"
 AUDIENCE = "urn:mcp-registry"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -43,7 +36,7 @@ def provider(live_server, settings, mapped_groups):
         }
     }
     with start_provider(
-        port=free_port(),
+        port=unused_port(),
         client_id=CLIENT_ID,
         client_secret=CLIENT_SECRET,
         redirect_uri=callback,
