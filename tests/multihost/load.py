@@ -59,19 +59,30 @@ class Load:
         session.headers.update(self.auth)
         listing = f"{self.system.url}/v0.1/servers?limit=5"
         metrics = f"{self.system.metrics_url}/metrics"
-        body = {
-            "service": METRICS_SERVICE,
-            "metrics": [{"type": "custom", "value": 1, "dimensions": {"run": self.run}}],
-        }
         headers = {"X-API-Key": self.system.metrics_key}
-        while not self._stop.is_set():
-            self._record("listing", lambda: session.get(listing, timeout=10))
-            answer = self._record(
-                "metrics", lambda: session.post(metrics, json=body, headers=headers, timeout=10)
+        pending = None  # the batch not yet answered 202, sent again with the same metric id
+        finish_by = None
+        while pending is not None or not self._stop.is_set():
+            if self._stop.is_set():  # only the batch being sent again, for a bounded while
+                finish_by = finish_by or time.monotonic() + 30
+                if time.monotonic() > finish_by:
+                    return
+            else:
+                self._record("listing", lambda: session.get(listing, timeout=10))
+            pending = pending or {
+                "service": METRICS_SERVICE,
+                "metrics": [
+                    {"id": str(uuid.uuid4()), "type": "custom", "value": 1, "dimensions": {"run": self.run}}
+                ],
+            }
+            send = lambda batch=pending: session.post(  # noqa: E731
+                metrics, json=batch, headers=headers, timeout=10
             )
+            answer = self._record("metrics", send)
             if answer is not None and answer.status_code == 202:
                 with self._lock:
                     self.accepted += answer.json()["accepted"]
+                pending = None
             time.sleep(self.pause)
 
     def _record(self, kind: str, call):
