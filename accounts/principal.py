@@ -17,6 +17,7 @@ from core.validators import normalize_path
 
 ALL = "all"
 ANY = "*"
+TOOLS_CALL = "tools/call"
 REGISTRY = "registry"  # the audience of a token for the registry's own APIs (else a server path)
 
 
@@ -49,7 +50,7 @@ class ServerRule:
             return False
         if ANY not in self.methods and method not in self.methods:
             return False
-        if method == "tools/call":
+        if method == TOOLS_CALL:
             return ANY in self.tools or (tool is not None and tool in self.tools)
         return True
 
@@ -122,6 +123,27 @@ class Principal:
             return True
         path = normalize_path(server_path)
         return any(rule.matches(path, method, tool) for rule in self.server_rules)
+
+    def shown_tools(self, server_path: str) -> frozenset[str] | None:
+        """The tools of the server at `server_path` this caller is shown, None for all of them: the rule
+        of every surface that shows tools (the gateway's tools/list, the dashboard, the tools API, search).
+
+        Where the caller's tool rules reach the server, it is shown exactly the tools they let it call;
+        a caller who sees the server with no tool rule on it (a `list_service` reader) sees its tools
+        as the catalogue describes them, and calls none."""
+        if self.is_admin:
+            return None
+        path, names, narrowed = normalize_path(server_path), set(), False
+        for rule in self.tool_rules():
+            if rule.server in (ANY, path):
+                if ANY in rule.tools:
+                    return None
+                names, narrowed = names | rule.tools, True
+        return frozenset(names) if narrowed else None
+
+    def tool_rules(self) -> tuple[ServerRule, ...]:
+        """The rules that grant tools/call (on which servers, to which tools); admins need none."""
+        return tuple(rule for rule in self.server_rules if ANY in rule.methods or TOOLS_CALL in rule.methods)
 
     def allows_other_mcp(self, server_path: str, method: str) -> bool:
         """May this caller send `method`, a method outside the MCP specification (gateway/jsonrpc.py)?"""

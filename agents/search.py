@@ -159,10 +159,10 @@ def _servers_searchable(principal: Principal) -> QuerySet:
 
 
 def _tools_searchable(principal: Principal) -> QuerySet:
-    """Tools of the enabled servers the caller may see."""
-    servers = Server.objects.visible_to(principal).enabled()
+    """Tools of enabled servers, as the caller is shown them (servers/policies.py)."""
     return (
-        Tool.objects.filter(server__in=servers)
+        Tool.objects.visible_to(principal)
+        .filter(server__is_enabled=True)
         .select_related("server")
         .only("pk", "name", "description", "server__path", "server__name")
     )

@@ -26,6 +26,7 @@ from core.untrusted import InputRejected, json_loads
 from servers.live import stats
 from servers.live.entries import public_entry
 from servers.live.publish import GROUP
+from servers.policies import tool_counts
 from servers.selectors import health_snapshot
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
         """A change published by `servers.live.publish` (from any worker or web process)."""
         path = event["path"]
         if self.shows(path):
-            await self.send_json({path: self.entry_for(event)})
+            await self.send_json({path: await self.entry_for(event)})
 
     async def keep_alive(self) -> None:
         while True:
@@ -114,7 +115,7 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
     def shows(self, path: str) -> bool:
         return True
 
-    def entry_for(self, event: dict) -> dict | None:
+    async def entry_for(self, event: dict) -> dict | None:
         """What this socket sends of a change: the public fields of an enabled server, else None (gone)."""
         return public_entry(event["entry"]) if event["enabled"] else None
 
@@ -137,5 +138,10 @@ class HealthStatusConsumer(PublicHealthStatusConsumer):
     def shows(self, path: str) -> bool:
         return self.sees_all or path in self.paths
 
-    def entry_for(self, event: dict) -> dict | None:
-        return event["entry"]
+    async def entry_for(self, event: dict) -> dict | None:
+        """The whole entry, its tool count cut to the tools this session sees (servers/policies.py)."""
+        entry, path = event["entry"], event["path"]
+        if entry is None or self.principal.shown_tools(path) is None:
+            return entry
+        counts = await database_sync_to_async(tool_counts)(self.principal, [path])
+        return {**entry, "num_tools": counts[path]}

@@ -7,7 +7,7 @@ from pgvector.django import HnswIndex, VectorField
 from core.embeddings import EMBEDDING_DIMENSIONS
 from core.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
 from servers.choices import AuthType, HealthStatus, Transport
-from servers.querysets import ServerQuerySet
+from servers.querysets import ServerQuerySet, ToolQuerySet
 
 
 class Server(models.Model):
@@ -83,6 +83,8 @@ class Tool(models.Model):
     # A changed tool list replaces the rows, so a new or changed tool starts dirty.
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_dirty = models.BooleanField(default=True, db_index=True)
+
+    objects = ToolQuerySet.as_manager()
 
     class Meta:
         ordering = ["server_id", "name"]

@@ -3,7 +3,7 @@
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.db.models import F, Func, Prefetch, Q, TextField, Value, prefetch_related_objects
+from django.db.models import F, Func, Prefetch, Q, TextField, Value
 from django.db.models.functions import Collate, Concat, Replace, Substr
 
 from core.epochs import MISSING
@@ -12,6 +12,7 @@ from servers.choices import HealthStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
 from servers.naming import name_prefix
+from servers.policies import shown_with_tools, tool_counts
 from servers.search_index import trigram_prefilter
 from servers.v01_sql import servers_page_rows
 
@@ -49,7 +50,7 @@ def dashboard_servers(principal, query: str = "", state: str = ""):
     schemas, no embeddings), the counts by state of all of them, and those in `state` when one is asked.
     Returns (servers, counts, truncated)."""
     servers, truncated = servers_listed(principal, query)
-    prefetch_related_objects(servers, Prefetch("tools", queryset=Tool.objects.defer("embedding")))
+    shown_with_tools(principal, servers)
     counts = {"all": len(servers)} | {name: sum(map(test, servers)) for name, test in IN_STATE.items()}
     if state in IN_STATE:
         servers = [server for server in servers if IN_STATE[state](server)]
@@ -128,18 +129,16 @@ def servers_page_entries(
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:
-    """`{path: entry}` (servers/live/entries.py) of the servers `principal` may see, or of the enabled
-    servers when there is no principal (the public view); one query."""
+    """`{path: entry}` (servers/live/entries.py) of the servers `principal` may see, with the number of
+    tools it sees, or of the enabled servers when there is no principal (the public view)."""
     rows = Server.objects.visible_to(principal) if principal is not None else Server.objects.enabled()
     fields = ("path", "health_status", "last_checked_at", "num_tools", "health_detail", "is_enabled")
     entries = {path: health_entry(*entry) for path, *entry in rows.order_by("path").values_list(*fields)}
     if principal is None:
         return {path: public_entry(entry) for path, entry in entries.items()}
+    for path, count in tool_counts(principal, entries).items():
+        entries[path]["num_tools"] = count
     return entries
-
-
-def server_visible(principal, path: str) -> Server | None:
-    return Server.objects.visible_to(principal).for_listing().filter(path=path).first()
 
 
 DISCOVERY_TOOLS_PREVIEW = 5
@@ -148,9 +147,6 @@ DISCOVERY_TOOLS_PREVIEW = 5
 def servers_for_discovery() -> list[Server]:
     """Enabled servers for the public discovery document, each with `preview_tools` (at most 5, by
     name), in a fixed number of queries whatever the number of servers."""
-    from django.db.models import Prefetch
-
-    from servers.models import Tool
 
     preview = Tool.objects.only("server_id", "name", "description").order_by("name")[:DISCOVERY_TOOLS_PREVIEW]
     return list(

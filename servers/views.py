@@ -26,13 +26,13 @@ from servers.api.dashboard import (
     dashboard_toggle,
     model_errors,
     register_message,
-    server_visible,
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus, Transport
 from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
+from servers.policies import server_visible
 from servers.recheck import next_check_at
 from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot
 from servers.services import server_update

@@ -32,7 +32,7 @@ from core.openapi import V01Error, documented, path_parameter
 from core.validators import PATH_PATTERN
 from servers.clients import gateway_base_url
 from servers.naming import path_from_name
-from servers.selectors import server_visible
+from servers.policies import server_seen
 from servers.v01_responses import server_list, server_response
 
 DEFAULT_LIMIT = 100
@@ -170,7 +170,7 @@ class ServerVersionsView(V01View):
         include_deleted = _flag(request.query_params, "include_deleted")
         base_url = gateway_base_url(request)
         if (path := _gateway_path(server_name)) is not None:
-            server = server_visible(principal_of(request), path)
+            server = server_seen(principal_of(request), path)
             if server is None:
                 raise not_found()
             return Response(server_list([server], base_url=base_url, next_cursor=None))
@@ -190,7 +190,7 @@ class ServerVersionView(V01View):
     def get(self, request, server_name: str, version: str):
         include_deleted = _flag(request.query_params, "include_deleted")
         if (path := _gateway_path(server_name)) is not None:
-            server = server_visible(principal_of(request), path)
+            server = server_seen(principal_of(request), path)
             if server is None:
                 raise not_found()
             if version != "latest" and version != server.version:

@@ -7,7 +7,7 @@ message and call the same service.
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Prefetch, prefetch_related_objects
+from django.db.models import F
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
@@ -20,9 +20,9 @@ from accounts.choices import UiPermission
 from accounts.principal import ALL, Principal
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
-from core.validators import normalize_path
 from servers.api.serializers import DashboardServerSerializer, InternalServerSerializer
 from servers.models import Server, Tool
+from servers.policies import require, server_visible, shown_with_tools, tools_visible
 from servers.selectors import servers_listed
 from servers.services import ServerConflict, server_refresh, server_register, server_toggle
 
@@ -34,23 +34,6 @@ ENABLING_VALUES = {"on", "true", "1"}
 
 SERVICE_PATH = path_parameter("service_path", "the server path, e.g. weather or team/weather")
 TOGGLE_FORM = inline_serializer("ToggleForm", {"enabled": serializers.BooleanField()})
-
-
-def server_visible(
-    principal: Principal, service_path: str, permission: UiPermission | None = None, *, lock: bool = False
-) -> Server:
-    """The server at `service_path` if the caller sees it (else 404, so invisible servers stay secret),
-    and, when `permission` is given, may do that to it (else 403)."""
-    path = normalize_path(service_path)
-    servers = Server.objects.visible_to(principal).for_listing()
-    server = (servers.select_for_update() if lock else servers).filter(path=path).first()
-    if server is None:
-        raise ApiError(404, ErrorCode.NOT_FOUND, f"No server is registered at {path}.")
-    if permission is not None and not principal.can(permission, server.path):
-        raise ApiError(
-            403, ErrorCode.PERMISSION_DENIED, f"You lack {permission} permission for {server.path}."
-        )
-    return server
 
 
 def wants_enabled(value) -> bool:
@@ -76,13 +59,11 @@ def dashboard_register(principal: Principal, data) -> Server:
     `register_service`, while putting a server into traffic is a `toggle_service` decision.
 
     Raises ApiError (403, 400 conflict) or a DRF ValidationError with the errors per field."""
-    if not principal.can(UiPermission.REGISTER_SERVICE):
-        raise ApiError(403, ErrorCode.PERMISSION_DENIED, "You lack register_service permission.")
+    require(principal, UiPermission.REGISTER_SERVICE)
     serializer = DashboardServerSerializer(data=data, context={"may_set_headers": principal.is_admin})
     serializer.is_valid(raise_exception=True)
     path = serializer.validated_data["path"]
-    if not principal.can(UiPermission.REGISTER_SERVICE, path):
-        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You lack register_service permission for {path}.")
+    require(principal, UiPermission.REGISTER_SERVICE, path)
     try:
         server, _ = server_register(
             actor=principal, path=path, is_enabled=False, **serializer.service_fields()
@@ -233,11 +214,12 @@ class ServerDetailsView(DashboardApiView):
             servers, truncated = servers_listed(principal)
             return Response(
                 {
-                    "servers": ServerDetailSerializer(_with_tools(servers), many=True).data,
+                    "servers": ServerDetailSerializer(shown_with_tools(principal, servers), many=True).data,
                     "truncated": truncated,
                 }
             )
-        return Response(ServerDetailSerializer(server_visible(principal, service_path)).data)
+        server = server_visible(principal, service_path)
+        return Response(ServerDetailSerializer(shown_with_tools(principal, [server])[0]).data)
 
 
 class ToolsView(DashboardApiView):
@@ -251,8 +233,8 @@ class ToolsView(DashboardApiView):
         principal = principal_of(request)
         if service_path == ALL:
             tools = (
-                Tool.objects.defer("embedding")
-                .filter(server__in=Server.objects.visible_to(principal).enabled())
+                tools_visible(principal)
+                .filter(server__is_enabled=True)
                 .annotate(server_path=F("server__path"))
                 .order_by("server_path", "name")[: TOOLS_LIMIT + 1]
             )
@@ -266,7 +248,7 @@ class ToolsView(DashboardApiView):
         server = server_visible(principal, service_path)
         if not server.is_enabled:
             raise ApiError(400, ErrorCode.BAD_REQUEST, f"Server {server.path} is disabled.")
-        return Response({"tools": ToolSerializer(server.tools.defer("embedding"), many=True).data})
+        return Response({"tools": ToolSerializer(tools_visible(principal, server), many=True).data})
 
 
 class RefreshView(DashboardApiView):
@@ -280,9 +262,3 @@ class RefreshView(DashboardApiView):
     def post(self, request, service_path):
         server = dashboard_refresh(principal_of(request), service_path)
         return Response({**HealthResultSerializer(server).data, "message": "Health check queued"})
-
-
-def _with_tools(servers: list[Server]) -> list[Server]:
-    """Load the tools of already-fetched servers in one query."""
-    prefetch_related_objects(servers, Prefetch("tools", queryset=Tool.objects.defer("embedding")))
-    return servers

@@ -139,6 +139,30 @@ def test_a_session_sees_only_the_servers_its_scopes_list(servers, viewer):
     run(scenario)
 
 
+def test_a_session_narrowed_to_some_tools_is_sent_only_their_count(servers, member, scope_factory):
+    scope_factory(
+        "weather-readers",
+        group="readers",
+        server_rules=[
+            {"server": "/weather", "methods": ["tools/call"], "tools": ["get_forecast", "get_alerts"]}
+        ],
+    )
+    cookie = session_cookie(member("rita", "readers"))
+    tools = [
+        {"name": name, "description": "", "input_schema": {}} for name in ("get_forecast", "get_uv", "ping")
+    ]
+
+    async def scenario():
+        communicator = socket(SESSION_PATH, session=cookie)
+        assert await opened(communicator) == {"/weather": entry("healthy", 0)}
+        await database_sync_to_async(record)(servers["weather"], "healthy", tools)
+        change = await communicator.receive_json_from(timeout=TIMEOUT)
+        assert change["/weather"]["num_tools"] == 1  # get_forecast: the one of the three it may call
+        await communicator.disconnect()
+
+    run(scenario)
+
+
 def test_the_public_socket_needs_nothing_and_shows_enabled_servers_only(servers):
     async def scenario():
         communicator = socket(PUBLIC_PATH)

@@ -1,0 +1,88 @@
+"""Who sees and may change which server and tool: the servers app's one set of decisions, asked by the
+services, the JSON APIs, the pages, the websockets and search alike, so every surface answers a caller
+the same way.
+
+- A server is seen by admins, by holders of `list_service` on it (or on `all`) and by anyone with an MCP
+  rule on it (`Server.objects.visible_to`); an unseen server is answered with 404, never 403, so its
+  existence stays secret.
+- A tool is shown as `Principal.shown_tools` says (`Tool.objects.visible_to`): where the caller's tool
+  rules reach a server, only the tools they let it call, as the gateway's tools/list shows them; the
+  dashboard's counts, the tools API, the details and search show the same tools.
+- Each action on a seen server needs its UI permission on that path (403 otherwise).
+"""
+
+from django.db.models import Count, Prefetch, prefetch_related_objects
+
+from accounts.choices import UiPermission
+from accounts.principal import Principal
+from core.errors import ApiError, ErrorCode
+from core.validators import normalize_path
+from servers.models import Server, Tool
+
+
+def server_visible(
+    principal: Principal, service_path: str, permission: UiPermission | None = None, *, lock: bool = False
+) -> Server:
+    """The server at `service_path` if the caller sees it (else 404), and, when `permission` is given,
+    may do that to it (else 403)."""
+    path = normalize_path(service_path)
+    servers = Server.objects.visible_to(principal).for_listing()
+    server = (servers.select_for_update() if lock else servers).filter(path=path).first()
+    if server is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"No server is registered at {path}.")
+    if permission is not None:
+        require(principal, permission, server.path)
+    return server
+
+
+def server_seen(principal: Principal, service_path: str) -> Server | None:
+    """`server_visible` for surfaces with their own not-found answer (/v0.1): the server, or None."""
+    try:
+        return server_visible(principal, service_path)
+    except ApiError:
+        return None
+
+
+def require(principal: Principal, permission: UiPermission, path: str | None = None) -> None:
+    """403 unless the caller holds `permission` on `path` (or anywhere, when no path is given)."""
+    if not principal.can(permission, path):
+        where = f" for {path}" if path else ""
+        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You lack {permission} permission{where}.")
+
+
+def tools_visible(principal: Principal, server: Server | None = None):
+    """The tools the caller sees (of one server, when given), in name order."""
+    tools = Tool.objects.visible_to(principal).defer("embedding")
+    return tools.filter(server=server) if server is not None else tools
+
+
+def tool_counts(principal: Principal, paths) -> dict[str, int]:
+    """For each server in `paths` whose tools the caller's rules narrow, how many of them it is shown;
+    the others keep their stored `num_tools`. One query, none when nothing is narrowed."""
+    narrowed = sorted(path for path in paths if principal.shown_tools(path) is not None)
+    if not narrowed:
+        return {}
+    counts = dict(
+        tools_visible(principal)
+        .filter(server__path__in=narrowed)
+        .order_by()
+        .values_list("server__path")
+        .annotate(count=Count("pk"))
+        .values_list("server__path", "count")
+    )
+    return {path: counts.get(path, 0) for path in narrowed}
+
+
+def shown_with_tools(principal: Principal, servers: list[Server]) -> list[Server]:
+    """Servers read for display, their `tools` and `num_tools` cut to the tools the caller is shown (two
+    queries); such instances are never saved."""
+    prefetch_related_objects(servers, Prefetch("tools", queryset=tools_visible(principal)))
+    return shown_counts(principal, servers)
+
+
+def shown_counts(principal: Principal, servers: list[Server]) -> list[Server]:
+    """Servers read for display, `num_tools` cut to the tools the caller is shown; never saved."""
+    counts = tool_counts(principal, {server.path for server in servers})
+    for server in servers:
+        server.num_tools = counts.get(server.path, server.num_tools)
+    return servers
