@@ -1,12 +1,18 @@
-"""Operator console for users, service accounts, scopes, tokens and the (read-only) audit trail."""
+"""Operator console for users, groups, identity-provider mappings, service accounts, scopes, tokens and
+the (read-only) audit trail. Every write goes through accounts' services, which audit it."""
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin as BaseGroupAdmin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+from django.contrib.auth.models import Group
 
 from accounts import services
 from accounts.admin_forms import ScopeForm
+from accounts.choices import SYSTEM_GROUPS
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
-from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
+from accounts.services.groups import group_name_problem
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin, related_values
 
 
 @admin.register(User)
@@ -15,6 +21,26 @@ class UserAdmin(BaseUserAdmin):
     list_filter = ("is_service_account", "is_staff", "is_superuser", "is_active", "groups")
     fieldsets = (*BaseUserAdmin.fieldsets, ("Machine identity", {"fields": ("is_service_account",)}))
     actions = ["create_client_credential"]
+
+    def save_model(self, request, obj, form, change):
+        services.user_save(actor=request.user, user=obj, created=not change, fields=form.changed_data)
+
+    def save_related(self, request, form, formsets, change):
+        relations = related_values(form, ("groups", "user_permissions"))
+        super().save_related(request, form, formsets, change)
+        services.user_memberships_set(
+            actor=request.user,
+            user=form.instance,
+            groups=relations.get("groups"),
+            permissions=relations.get("user_permissions"),
+        )
+
+    def delete_model(self, request, obj):
+        services.user_delete(actor=request.user, user=obj)
+
+    def delete_queryset(self, request, queryset):
+        for user in queryset:
+            services.user_delete(actor=request.user, user=user)
 
     @admin.action(description="Create a client credential (service accounts)", permissions=["change"])
     def create_client_credential(self, request, queryset):
@@ -45,6 +71,9 @@ class ClientCredentialAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # revoked, never deleted: the audit trail keeps naming them
 
     @admin.action(description="Revoke selected credentials", permissions=["change"])
     def revoke_selected(self, request, queryset):
@@ -92,6 +121,71 @@ class IdpGroupMappingAdmin(admin.ModelAdmin):
     list_select_related = ("group",)
     autocomplete_fields = ("group",)
 
+    def save_model(self, request, obj, form, change):
+        services.idp_mapping_save(actor=request.user, mapping=obj, created=not change)
+
+    def delete_model(self, request, obj):
+        services.idp_mapping_delete(actor=request.user, mapping=obj)
+
+    def delete_queryset(self, request, queryset):
+        for mapping in queryset.select_related("group"):
+            services.idp_mapping_delete(actor=request.user, mapping=mapping)
+
+
+admin.site.unregister(Group)
+
+
+class GroupForm(forms.ModelForm):
+    description = forms.CharField(
+        required=False, max_length=1000, help_text="Kept on the scope the group owns (group:<name>)."
+    )
+
+    class Meta:
+        model = Group
+        fields = ("name", "permissions")
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        if problem := group_name_problem(name):
+            raise forms.ValidationError(problem)
+        return name
+
+
+@admin.register(Group)
+class GroupAdmin(ServiceModelAdmin, BaseGroupAdmin):
+    """Groups as the internal API makes them: each owns a scope `group:<name>`; a name never changes
+    (scopes and identity-provider mappings refer to it) and system groups are never deleted."""
+
+    form = GroupForm
+    editable_fields = ("description",)
+    related_fields = ("permissions",)
+    readonly_on_change = ("name",)
+
+    def get_fields(self, request, obj=None):
+        return ("name", "description", "permissions") if obj is None else ("name", "permissions")
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and (obj is None or obj.name not in SYSTEM_GROUPS)
+
+    def service_create(self, request, obj, fields):
+        services.group_create(actor=request.user, name=obj.name, description=fields.get("description", ""))
+        return Group.objects.get(name=obj.name)
+
+    def service_update(self, request, instance, fields):
+        return instance  # the name is read-only; permissions go through service_relations
+
+    def service_relations(self, request, instance, relations):
+        services.group_permissions_set(
+            actor=request.user, group=instance, permissions=relations["permissions"]
+        )
+
+    def service_delete(self, request, instance):
+        services.group_delete(actor=request.user, name=instance.name, force=True)
+
+    def delete_queryset(self, request, queryset):
+        for group in queryset.exclude(name__in=SYSTEM_GROUPS):
+            self.service_delete(request, group)
+
 
 @admin.register(Scope)
 class ScopeAdmin(ServiceModelAdmin):
@@ -99,6 +193,7 @@ class ScopeAdmin(ServiceModelAdmin):
 
     form = ScopeForm
     editable_fields = services.SCOPE_EDITABLE_FIELDS
+    related_fields = ("groups",)
     readonly_on_change = ("name",)
     list_display = ("name", "description", "group_names", "updated_at")
     search_fields = ("name", "description", "groups__name")
@@ -131,6 +226,9 @@ class ScopeAdmin(ServiceModelAdmin):
 
     def service_delete(self, request, instance):
         services.scope_delete(actor=request.user, scope=instance)
+
+    def service_relations(self, request, instance, relations):
+        services.scope_groups_set(actor=request.user, scope=instance, groups=relations["groups"])
 
 
 @admin.register(AuditEvent)

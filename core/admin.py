@@ -9,6 +9,7 @@ class ServiceModelAdmin(admin.ModelAdmin):
     """Subclasses name their services; this class maps the admin's hooks onto them."""
 
     editable_fields: tuple[str, ...] = ()
+    related_fields: tuple[str, ...] = ()  # many-to-many fields, written by service_relations
     readonly_on_change: tuple[str, ...] = ()  # identity fields the services never change
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
@@ -23,6 +24,9 @@ class ServiceModelAdmin(admin.ModelAdmin):
 
     def service_toggle(self, request, instance, enabled: bool):
         raise NotImplementedError(f"{type(self).__name__} has no toggle")
+
+    def service_relations(self, request, instance, relations: dict) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no related fields")
 
     def get_readonly_fields(self, request, obj=None):
         readonly = super().get_readonly_fields(request, obj)
@@ -39,6 +43,13 @@ class ServiceModelAdmin(admin.ModelAdmin):
             instance = self.service_create(request, obj, fields)
         obj.pk = instance.pk
         obj.refresh_from_db()
+
+    def save_related(self, request, form, formsets, change):
+        """The many-to-many fields go to `service_relations` instead of the form's own save."""
+        relations = related_values(form, self.related_fields)
+        super().save_related(request, form, formsets, change)
+        if relations:
+            self.service_relations(request, form.instance, relations)
 
     def delete_model(self, request, obj):
         self.service_delete(request, obj)
@@ -63,6 +74,12 @@ class ServiceModelAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"{len(changed)} {self.model._meta.verbose_name_plural} {state}.", messages.SUCCESS
         )
+
+
+def related_values(form, names) -> dict:
+    """Take the many-to-many values `names` out of a saved admin form, so its `save_m2m` leaves them to
+    a service; {name: values} of those the form had."""
+    return {name: form.cleaned_data.pop(name) for name in names if name in form.cleaned_data}
 
 
 class ReadOnlyModelAdmin(admin.ModelAdmin):

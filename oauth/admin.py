@@ -7,7 +7,7 @@ from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.models import Application
 
 from oauth.models import Consent
-from oauth.services import consent_withdraw
+from oauth.services import application_delete, application_save, consent_withdraw
 
 
 @admin.register(Consent)
@@ -21,6 +21,9 @@ class ConsentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # consents are given by users on the consent page
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # withdrawn (the action below), which ends the tokens too and is audited
 
     @admin.action(description="Withdraw the selected consents (their applications' tokens end)")
     def withdraw(self, request, queryset):
@@ -42,3 +45,13 @@ class RegisteredApplicationAdmin(ApplicationAdmin):
     list_filter = ("registration_source", "client_type", "authorization_grant_type")
     search_fields = ("name", "client_id")
     list_select_related = ("user",)
+
+    def save_model(self, request, obj, form, change):
+        application_save(actor=request.user, application=obj, created=not change, fields=form.changed_data)
+
+    def delete_model(self, request, obj):
+        application_delete(actor=request.user, application=obj)
+
+    def delete_queryset(self, request, queryset):
+        for application in queryset:
+            application_delete(actor=request.user, application=application)

@@ -92,3 +92,29 @@ def applications_purge_unused(*, older_than: timedelta) -> int:
                 detail={"removed": deleted, "older_than_hours": older_than.total_seconds() / 3600},
             )
     return deleted
+
+
+def application_save(*, actor, application: Application, created: bool, fields) -> Application:
+    """Save an application an administrator registered or changed in the console (`fields`: the names
+    the form changed; the client secret is recorded as changed, never by value)."""
+    changed = sorted(set(fields) - {"client_secret"})
+    detail = {"name": application.name, "fields": changed}
+    if "client_secret" in fields:
+        detail["client_secret_changed"] = True
+    with transaction.atomic():
+        application.save()
+        action = AuditAction.OAUTH_CLIENT_CREATE if created else AuditAction.OAUTH_CLIENT_UPDATE
+        audit_event_record(
+            actor=actor, action=action, target=f"application:{application.client_id}", detail=detail
+        )
+    return application
+
+
+def application_delete(*, actor, application: Application) -> None:
+    """Remove an application with its tokens and codes (the database cascades them)."""
+    target, name = f"application:{application.client_id}", application.name
+    with transaction.atomic():
+        application.delete()
+        audit_event_record(
+            actor=actor, action=AuditAction.OAUTH_CLIENT_DELETE, target=target, detail={"name": name}
+        )

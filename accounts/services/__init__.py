@@ -23,6 +23,7 @@ from accounts.services.scopes import (
     ScopesFileError,
     scope_create,
     scope_delete,
+    scope_groups_set,
     scope_update,
     scopes_import,
 )
@@ -35,8 +36,23 @@ from accounts.services.tokens import (
     tokens_purge_expired,
     user_token_issue,
 )
+from accounts.services.users import (
+    group_permissions_set,
+    idp_mapping_delete,
+    idp_mapping_save,
+    user_delete,
+    user_memberships_set,
+    user_save,
+)
 
 __all__ = [
+    "user_save",
+    "user_memberships_set",
+    "user_delete",
+    "scope_groups_set",
+    "idp_mapping_save",
+    "idp_mapping_delete",
+    "group_permissions_set",
     "SCOPE_EDITABLE_FIELDS",
     "SYSTEM_ACTOR",
     "AdminEnsureResult",

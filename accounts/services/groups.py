@@ -72,18 +72,23 @@ def _idp_refused(exc: IdpError) -> GroupRefused:
 # -- creating and deleting groups ------------------------------------------------------------------------
 
 
+def group_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a group (the API's and the console's one rule), or None."""
+    if not name.strip() or name != name.strip() or "," in name or len(name) > GROUP_NAME_MAX_LENGTH:
+        return (
+            f"A group name is 1 to {GROUP_NAME_MAX_LENGTH} characters, without commas or surrounding spaces."
+        )
+    return None
+
+
 def group_create(*, actor, name: str, description: str = "", create_in_idp: bool = False) -> str | None:
     """Create a group and the scope it owns (which keeps the description).
 
     With `create_in_idp`, the identity provider gets a group of the same name and the registry group is
     mapped to it; if the identity provider fails, nothing is created. Returns what happened there:
     None (not asked), "created" or "existing"."""
-    if not name.strip() or name != name.strip() or "," in name or len(name) > GROUP_NAME_MAX_LENGTH:
-        raise GroupRefused(
-            f"A group name is 1 to {GROUP_NAME_MAX_LENGTH} characters, without commas or surrounding spaces.",
-            code=ErrorCode.VALIDATION_ERROR,
-            status=400,
-        )
+    if problem := group_name_problem(name):
+        raise GroupRefused(problem, code=ErrorCode.VALIDATION_ERROR, status=400)
     idp = _idp_or_refuse("create the group in") if create_in_idp else None
     exists = GroupRefused(f"Group '{name}' already exists.", code=ErrorCode.CONFLICT, status=409)
     if Group.objects.filter(name=name).exists():

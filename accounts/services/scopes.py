@@ -6,6 +6,7 @@ from django.db import transaction
 from accounts.choices import AuditAction, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.services.audit import audit_event_record
+from accounts.services.users import relation_set
 from core.services import apply_changes, require_editable
 
 SCOPE_EDITABLE_FIELDS = ("description", "server_rules", "ui_permissions", "publish_names")
@@ -18,12 +19,31 @@ def scope_create(*, actor: User | None, name: str, **fields) -> Scope:
     scope.full_clean()
     with transaction.atomic():
         scope.save()
-        audit_event_record(actor=actor, action=AuditAction.SCOPE_CREATE, target=f"scope:{name}")
+        audit_event_record(
+            actor=actor, action=AuditAction.SCOPE_CREATE, target=f"scope:{name}", detail=_values(scope)
+        )
     return scope
+
+
+def scope_groups_set(*, actor, scope: Scope, groups) -> dict:
+    """Grant the scope to exactly `groups`; one audit row names the groups added and removed."""
+    with transaction.atomic():
+        detail = relation_set(scope.groups, groups, "groups", lambda group: group.name)
+        if detail:
+            audit_event_record(
+                actor=actor, action=AuditAction.SCOPE_GROUPS, target=f"scope:{scope.name}", detail=detail
+            )
+    return detail
+
+
+def _values(scope: Scope) -> dict:
+    """What a scope grants, as its audit rows record it."""
+    return {name: getattr(scope, name) for name in SCOPE_EDITABLE_FIELDS}
 
 
 def scope_update(*, actor: User | None, scope: Scope, **fields) -> Scope:
     require_editable(fields, SCOPE_EDITABLE_FIELDS)
+    before = _values(scope)
     changed = apply_changes(scope, fields)
     if not changed:
         return scope
@@ -34,7 +54,11 @@ def scope_update(*, actor: User | None, scope: Scope, **fields) -> Scope:
             actor=actor,
             action=AuditAction.SCOPE_UPDATE,
             target=f"scope:{scope.name}",
-            detail={"fields": changed},
+            detail={
+                "fields": changed,
+                "was": {name: before[name] for name in changed},
+                "now": {name: getattr(scope, name) for name in changed},
+            },
         )
     return scope
 
