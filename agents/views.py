@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.principal import Principal
-from accounts.views import session_page
+from accounts.views import back_to, session_page
 from agents import services
 from agents.models import Agent
 from agents.search import (
@@ -134,6 +134,6 @@ def agent_toggle_form(request, principal, agent_path):
         return problem_page(request, ApiError(403, ErrorCode.PERMISSION_DENIED, message))
     agent = services.agent_toggle(actor=principal, agent=agent, enabled=request.POST.get("enabled") == "on")
     messages.success(request, f"Agent {agent.path} {'enabled' if agent.is_enabled else 'disabled'}.")
-    response = HttpResponseRedirect(reverse("agents:page"))
+    response = HttpResponseRedirect(back_to(request, reverse("agents:page")))
     response.status_code = 303
     return response

@@ -57,6 +57,15 @@ def dashboard_servers(principal, query: str = "", state: str = ""):
     return servers, counts, truncated
 
 
+def status_rows() -> list[dict]:
+    """The public status page's rows: every enabled server's name, path and public health (one query)."""
+    fields = ("path", "name", "health_status", "last_checked_at", "num_tools")
+    return [
+        dict(zip(fields, values, strict=True))
+        for values in Server.objects.enabled().order_by("path").values_list(*fields)
+    ]
+
+
 def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:
     """The server a gateway path names: the longest registered path among `candidates` (longest first,
     as `gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in

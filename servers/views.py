@@ -18,7 +18,7 @@ from rest_framework import serializers
 
 from accounts.choices import UiPermission
 from accounts.principal import Principal
-from accounts.views import HOME, session_page
+from accounts.views import HOME, back_to, session_page
 from core.errors import ApiError
 from servers.api.dashboard import (
     dashboard_refresh,
@@ -34,7 +34,7 @@ from servers.clients import gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.policies import server_visible
 from servers.recheck import next_check_at
-from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, health_snapshot
+from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, status_rows
 from servers.services import server_update
 
 EDIT_FIELDS = ("name", "description", "proxy_pass_url", "tags", "is_python", "license")
@@ -121,6 +121,8 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
     ]
     context = {
         "rows": rows,
+        "summary": _summary(len(rows), counts["all"], query, state),
+        "empty_text": _empty_text(query, state),
         "query": query,
         "state": state,
         "state_filters": STATE_FILTERS,
@@ -135,6 +137,27 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         "transports": TRANSPORT_CHOICES,
     }
     return render(request, "servers/dashboard.html", context, status=status)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _summary(shown: int, matching: int, query: str, state: str) -> str:
+    """The line under the heading, in the filter's words: "0 of 2 servers matching “walk” are unhealthy"."""
+    matching_text = f" matching “{query}”" if query else ""
+    if state:
+        verb = "is" if shown == 1 else "are"
+        return f"{shown} of {_plural(matching, 'server')}{matching_text} {verb} {state}"
+    return f"{_plural(shown, 'server')}{matching_text}" if query else f"{_plural(shown, 'server')} you can see"
+
+
+def _empty_text(query: str, state: str) -> str:
+    """What the table says when the filter leaves no row (and when the live page removes the last one)."""
+    if not (query or state):
+        return "There are no servers you can see yet."
+    matching_text = f" matching “{query}”" if query else ""
+    return f"No server{matching_text}{f' is {state}' if state else ''}."
 
 
 @require_GET
@@ -153,7 +176,7 @@ def toggle_form(request, principal, service_path):
     except ApiError as error:
         return problem_page(request, error)
     messages.success(request, toggle_message(server))
-    return see_other(HOME)
+    return see_other(back_to(request))
 
 
 @require_POST
@@ -165,7 +188,7 @@ def refresh_form(request, principal, service_path):
     except ApiError as error:
         return problem_page(request, error)
     messages.success(request, f"Health check of {server.path} queued.")
-    return see_other(HOME)
+    return see_other(back_to(request))
 
 
 @require_POST
@@ -218,7 +241,7 @@ def edit(request, principal, service_path):
         server.refresh_from_db()
         return _edit_page(request, principal, server, _form(request.POST, model_errors(invalid)), status=400)
     messages.success(request, f"Saved {server.name} ({server.path}).")
-    return see_other(HOME)
+    return see_other(back_to(request))
 
 
 def _current_values(server: Server) -> dict:
@@ -233,6 +256,7 @@ def _edit_page(request, principal: Principal, server: Server, form: dict, *, sta
     context = {
         "server": server,
         "form": form,
+        "back": back_to(request),
         "header_count": len(server.headers or {}),
         "may_set_headers": principal.is_admin,
         "transports": TRANSPORT_CHOICES,
@@ -247,5 +271,5 @@ def _edit_page(request, principal: Principal, server: Server, form: dict, *, sta
 def status(request):
     """GET /status: the health of every enabled server for anyone, kept live by `/ws/health_status`."""
     labels = dict(HealthStatus.choices)
-    rows = [(path, entry, labels[entry["status"]]) for path, entry in health_snapshot().items()]
+    rows = [{**row, "label": labels[row["health_status"]]} for row in status_rows()]
     return render(request, "servers/status.html", {"rows": rows, "status_labels": labels})

@@ -3,6 +3,7 @@
 from accounts.views.login import (
     HOME,
     LOGIN_PAGE,
+    back_to,
     login_unprefixed_view,
     login_url,
     login_view,
@@ -17,6 +18,7 @@ from accounts.views.login import (
 __all__ = [
     "HOME",
     "LOGIN_PAGE",
+    "back_to",
     "login_unprefixed_view",
     "login_url",
     "login_view",

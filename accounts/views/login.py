@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
 from allauth.socialaccount.models import SocialAccount
+from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -17,6 +18,7 @@ from accounts.backends import PATH as PASSWORD_BACKEND
 from accounts.choices import AuthMethod
 from accounts.selectors import login_providers
 from accounts.services import LoginRefused, login_attempt
+from accounts.services.login import login_message, provider_error_message
 from core.errors import ErrorCode, error_response
 
 HOME = "/"
@@ -37,6 +39,13 @@ def safe_next(request, value: str | None) -> str:
     ):
         return value
     return HOME
+
+
+def back_to(request, default: str = HOME) -> str:
+    """Where a page's form returns once done: the page it came from, as its `next` field or parameter
+    names it (with that page's filter and search), when that is a path of this site; else `default`."""
+    value = request.POST.get("next") or request.GET.get("next")
+    return safe_next(request, value) if value and safe_next(request, value) != HOME else default
 
 
 AFTER_LOGIN_KEY = "after_login"  # session: where an identity-provider login goes back to
@@ -68,7 +77,7 @@ def _login(request, *, unprefixed: bool):
     if request.method == "GET":
         return _login_page(
             request,
-            error=request.GET.get("error", "")[:200],
+            error=login_message(request.GET.get("error", "")),
             username=request.GET.get("username", ""),
             action=action,
             next_path=next_path,
@@ -109,16 +118,32 @@ def login_unprefixed_view(request):
     return _login(request, unprefixed=True)
 
 
+LOGGED_OUT = "You have logged out."
+
+
+def _logged_out(request) -> HttpResponseRedirect:
+    was_logged_in = request.user.is_authenticated
+    logout(request)  # a new session: the message below lives in it
+    if was_logged_in:
+        messages.success(request, LOGGED_OUT)
+    return HttpResponseRedirect(LOGIN_PAGE)
+
+
 @require_http_methods(["GET", "POST"])
 def logout_view(request):
-    logout(request)
-    return HttpResponseRedirect(LOGIN_PAGE)
+    """GET/POST /api/auth/logout: the session ends, then the login page (the contract's GET included)."""
+    return _logged_out(request)
 
 
-@require_http_methods(["POST"])
+@require_http_methods(["GET", "POST"])
 def logout_unprefixed_view(request):
-    logout(request)
-    return HttpResponseRedirect(LOGIN_PAGE)
+    """POST /logout ends the session. GET /logout (a typed or bookmarked address) asks first, with a
+    button that posts: a link or image on another site cannot log anyone out."""
+    if request.method == "GET":
+        if not request.user.is_authenticated:
+            return HttpResponseRedirect(LOGIN_PAGE)
+        return render(request, "accounts/logout.html")
+    return _logged_out(request)
 
 
 @require_http_methods(["GET"])
@@ -141,11 +166,8 @@ def provider_callback_view(request):
     login (home by default), or the login page with the error."""
     error = request.GET.get("error", "")
     if error or not request.user.is_authenticated:
-        message = error[:200] or "Login with the identity provider failed."
-        details = request.GET.get("details", "")[:200]
-        if details:
-            message = f"{message} ({details})"
-        return HttpResponseRedirect(f"{LOGIN_PAGE}?{urlencode({'error': message})}")
+        # The provider's own words (`error_description`, `details`) come with the link: never shown.
+        return HttpResponseRedirect(f"{LOGIN_PAGE}?{urlencode({'error': provider_error_message(error)})}")
     account = SocialAccount.objects.filter(user=request.user).order_by("-last_login").first()
     if account is not None:
         request.session[SESSION_AUTH_KEY] = {"method": AuthMethod.OAUTH, "provider": account.provider}

@@ -3,6 +3,7 @@
 import json
 
 from django import template
+from django.utils import timezone
 
 register = template.Library()
 
@@ -37,3 +38,31 @@ def duration(seconds) -> str:
 @register.filter
 def multiply(value, factor):
     return int(value) * int(factor)
+
+
+def _largest_unit(seconds: float) -> str:
+    """28 → "28 seconds", 150 → "2 minutes", 7300 → "2 hours": the largest whole unit."""
+    seconds = int(seconds)
+    for name, size in UNITS:
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {name}{'' if count == 1 else 's'}"
+    return "0 seconds"
+
+
+@register.filter
+def ago(moment) -> str:
+    """A past moment as people say it: "just now", "3 minutes ago" (static/js/times.js keeps it so)."""
+    if moment is None:
+        return ""
+    seconds = (timezone.now() - moment).total_seconds()
+    return "just now" if seconds < 10 else f"{_largest_unit(seconds)} ago"
+
+
+@register.filter
+def from_now(moment) -> str:
+    """A coming moment: "in 3 minutes", or "due now" once it is less than 10 seconds away or past."""
+    if moment is None:
+        return ""
+    seconds = (moment - timezone.now()).total_seconds()
+    return "due now" if seconds < 10 else f"in {_largest_unit(seconds)}"

@@ -72,6 +72,9 @@
     var body = root.querySelector("tbody");
     fresh.querySelectorAll("[data-health-socket] tr[data-path]").forEach(function (row) {
       var current = rowOf(row.dataset.path);
+      var next = row.querySelector("[data-next-check]");
+      var shownNext = current && current.querySelector("[data-next-check]");
+      if (next && shownNext) shownNext.dataset.fromNow = next.dataset.fromNow; // after each check
       if (current && wanted[row.dataset.path]) {
         var details = current.querySelector("[data-tools]");
         var open = details && details.open;
@@ -136,10 +139,13 @@
       }
     }
     var checked = row.querySelector("[data-last-checked]");
-    if (checked && entry.last_checked_iso) {
-      checked.textContent = "checked at " + new Date(entry.last_checked_iso).toLocaleTimeString();
-      checked.dataset.checkedIso = entry.last_checked_iso;
+    if (checked && entry.last_checked_iso && checked.dataset.ago !== entry.last_checked_iso) {
+      checked.dataset.ago = entry.last_checked_iso;
+      checked.dataset.prefix = "checked ";
+      checked.title = new Date(entry.last_checked_iso).toLocaleString();
+      if (row.querySelector("[data-next-check]") && root.hasAttribute("data-health-fetch")) fetchRows();
     }
+    if (window.registryTimes) window.registryTimes.refresh();
     if (typeof entry.enabled === "boolean") enabledState(row, entry.enabled);
   }
 

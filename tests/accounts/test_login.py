@@ -1,5 +1,7 @@
 """Form login and logout, prefixed and unprefixed, with CSRF, session cookie rules and failure limits."""
 
+from urllib.parse import urlencode
+
 import pytest
 from django.test import Client
 
@@ -116,6 +118,20 @@ def test_logout_clears_the_session_and_goes_to_login(client, alice, method, path
     assert response.status_code == 302
     assert response["Location"] == "/login"
     assert client.get("/api/auth/me").status_code == 401
+    assert '<li class="flash-success">You have logged out.</li>' in client.get("/login").content.decode()
+
+
+def test_get_logout_asks_with_a_button_that_posts(client, alice):
+    client.force_login(alice)
+
+    page = client.get("/logout")
+
+    assert page.status_code == 200
+    assert '<form method="post" action="/logout">' in page.content.decode()
+    assert client.get("/api/auth/me").status_code == 200  # a GET logs nobody out
+    assert client.get("/logout").status_code == 200
+    client.logout()
+    assert client.get("/logout")["Location"] == "/login"
 
 
 def test_me_without_a_session_is_401_in_the_error_format(client):
@@ -160,8 +176,27 @@ def test_an_unknown_provider_is_404(client, settings):
     assert response.json()["error_code"] == "not_found"
 
 
-def test_the_callback_with_an_error_goes_back_to_login_with_it(client):
-    response = client.get("/api/auth/auth/callback", {"error": "access_denied", "details": "user cancelled"})
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        ("access_denied", "The identity provider did not allow the login (it was refused or cancelled)."),
+        ("Your account is locked, call +1 555", "Login with the identity provider failed."),
+        ("", "Login with the identity provider failed."),
+    ],
+)
+def test_the_callback_with_an_error_goes_back_to_login_with_a_message_of_the_registry(client, error, message):
+    response = client.get("/api/auth/auth/callback", {"error": error, "details": "call +1 555 0100"})
 
     assert response.status_code == 302
-    assert response["Location"] == "/login?error=access_denied+%28user+cancelled%29"
+    assert response["Location"] == f"/login?{urlencode({'error': message})}"
+    assert message in client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize("url", ["/login", "/api/auth/login"])
+def test_the_login_page_shows_no_text_a_link_brings(client, url):
+    forged = client.get(url, {"error": "Your account is locked, call +1 555 0100"}).content.decode()
+    ours = client.get(url, {"error": "Invalid username or password."}).content.decode()
+
+    assert "call +1 555" not in forged
+    assert '<p class="error" role="alert">Login failed. Try again.</p>' in forged
+    assert '<p class="error" role="alert">Invalid username or password.</p>' in ours

@@ -179,7 +179,40 @@ def test_the_dashboard_filters_by_query(as_operator, weather, currenttime, query
     assert re.findall(r'data-path="([^"]+)"', page) == shown
     assert f'name="query" value="{query}"' in page
     if not shown:
-        assert f"No server matches “{query}”." in page
+        assert f"No server matching “{query}”." in page
+
+
+def test_the_summary_and_the_empty_state_speak_of_the_filter(as_operator, weather, currenttime):
+    unhealthy = html(as_operator.get("/", {"query": "e", "state": "unhealthy"}))
+    disabled = html(as_operator.get("/", {"query": "weather", "state": "disabled"}))
+
+    assert '<p class="muted" data-summary>0 of 2 servers matching “e” are unhealthy</p>' in unhealthy
+    assert 'data-empty-text="No server matching “e” is unhealthy."' in unhealthy
+    assert 'No server matching “e” is unhealthy. <a href="?query=e">Show all 2</a>' in unhealthy
+    assert '<p class="muted" data-summary>0 of 1 server matching “weather” are disabled</p>' in disabled
+    assert "There are no servers you can see yet" not in unhealthy + disabled
+
+
+@pytest.mark.parametrize(
+    ("action", "data"),
+    [("/toggle/weather", {"enabled": "off"}), ("/api/refresh/weather", {}), ("/edit/weather", "EDIT_FORM")],
+)
+def test_actions_go_back_to_the_filtered_page_they_came_from(as_operator, weather, action, data):
+    data = EDIT_FORM if data == "EDIT_FORM" else data
+    response = as_operator.post(action, {**data, "next": "/?query=wea&state=enabled"}, headers=BROWSER)
+    elsewhere = as_operator.post(action, {**data, "next": "https://evil.example/"}, headers=BROWSER)
+
+    assert (response.status_code, response["Location"]) == (303, "/?query=wea&state=enabled")
+    assert elsewhere["Location"] == "/"
+
+
+def test_the_rows_carry_the_page_they_are_on(as_operator, weather):
+    page = html(as_operator.get("/", {"query": "wea"}))
+
+    assert page.count('<input type="hidden" name="next" value="/?query=wea">') == 2  # toggle, check now
+    assert 'href="/api/edit/weather?next=/%3Fquery%3Dwea"' in page
+    edit = html(as_operator.get("/api/edit/weather", {"next": "/?query=wea"}))
+    assert '<a class="button secondary" href="/?query=wea">Cancel</a>' in edit
 
 
 def test_the_dashboard_costs_the_same_queries_for_2_or_40_servers(
