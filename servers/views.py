@@ -164,7 +164,7 @@ def _empty_text(query: str, state: str) -> str:
 @session_page
 def dashboard(request, principal):
     """GET / and GET /api/: the servers the caller may see, filtered by `query`."""
-    return _dashboard_page(request, principal)
+    return _dashboard_page(request, principal, register=_refused_registration(request))
 
 
 @require_POST
@@ -191,24 +191,45 @@ def refresh_form(request, principal, service_path):
     return see_other(back_to(request))
 
 
+REGISTER_FORM_KEY = "servers:register-form"  # session: a refused registration, shown once by the next GET
+REGISTER_ANCHOR = "#register"
+KEPT_VALUES = ("name", "path", "description", "proxy_pass_url", "tags", "license", "supported_transports")
+
+
 @require_POST
 @session_page
 def register_form(request, principal):
-    """The dashboard's register form; on a refusal the dashboard comes back with the form still filled."""
+    """The dashboard's register form. A refusal goes back (303) to the page it came from, which shows
+    the form open, filled in, with its errors, and scrolled into view; a reload never posts again.
+    Outbound headers are never kept in the session: they are typed again."""
     try:
         server = dashboard_register(principal, request.POST)
     except serializers.ValidationError as invalid:
-        return _dashboard_page(request, principal, register=_form(request.POST, invalid.detail), status=400)
+        return _register_refused(request, invalid.detail)
     except ApiError as error:
         if not principal.can(UiPermission.REGISTER_SERVICE):  # no form to show the refusal in
             return problem_page(request, error)
         field = "path" if error.get_codes() == "conflict" else "non_field_errors"
-        errors = {field: [str(error.detail)]}
-        return _dashboard_page(
-            request, principal, register=_form(request.POST, errors), status=error.status_code
-        )
+        return _register_refused(request, {field: [str(error.detail)]})
     messages.success(request, register_message(server))
-    return see_other(HOME)
+    return see_other(back_to(request))
+
+
+def _register_refused(request, errors) -> HttpResponseRedirect:
+    values = {name: request.POST.get(name, "")[:2000] for name in KEPT_VALUES if name in request.POST}
+    values["is_python"] = request.POST.get("is_python", "")
+    request.session[REGISTER_FORM_KEY] = {
+        "values": values,
+        "errors": {field: [str(message) for message in messages_] for field, messages_ in errors.items()},
+    }
+    messages.error(request, "The server was not registered: see the form below.")
+    return see_other(back_to(request) + REGISTER_ANCHOR)
+
+
+def _refused_registration(request) -> dict | None:
+    """The refused registration to show again (once), or None."""
+    refused = request.session.pop(REGISTER_FORM_KEY, None)
+    return _form(refused["values"], refused["errors"]) if isinstance(refused, dict) else None
 
 
 def _form(values, errors) -> dict:

@@ -209,7 +209,7 @@ def test_actions_go_back_to_the_filtered_page_they_came_from(as_operator, weathe
 def test_the_rows_carry_the_page_they_are_on(as_operator, weather):
     page = html(as_operator.get("/", {"query": "wea"}))
 
-    assert page.count('<input type="hidden" name="next" value="/?query=wea">') == 2  # toggle, check now
+    assert page.count('<input type="hidden" name="next" value="/?query=wea">') == 3  # toggle, check, register
     assert 'href="/api/edit/weather?next=/%3Fquery%3Dwea"' in page
     edit = html(as_operator.get("/api/edit/weather", {"next": "/?query=wea"}))
     assert '<a class="button secondary" href="/?query=wea">Cancel</a>' in edit
@@ -316,16 +316,19 @@ def test_a_register_form_post_creates_a_disabled_server_and_redirects_home(as_op
 def test_an_invalid_register_form_comes_back_filled_with_the_errors(as_operator):
     form = {"name": "", "description": "Fresh", "path": "newserver", "proxy_pass_url": "not a url"}
 
-    response = as_operator.post("/register", form, headers=BROWSER)
+    response = as_operator.post("/register", {**form, "next": "/?query=new"}, headers=BROWSER)
 
-    assert response.status_code == 400
-    page = html(response)
-    assert '<details class="card register" open>' in page
+    assert (response.status_code, response["Location"]) == (303, "/?query=new#register")
+    page = html(as_operator.get(response["Location"]))
+    assert '<details class="card register" id="register" open>' in page
+    assert '<li class="flash-error">The server was not registered: see the form below.</li>' in page
     assert 'name="path" value="newserver"' in page
     assert 'value="not a url"' in page
     errors = re.findall(r'<p class="field-error">(.*?)</p>', page)
     assert errors == ["This field may not be blank.", "Enter an absolute http:// or https:// URL."]
     assert Server.objects.count() == 0
+    again = html(as_operator.get("/?query=new"))  # shown once: a reload is a fresh page
+    assert 'value="not a url"' not in again and "field-error" not in again
 
 
 def test_a_register_form_for_a_taken_path_shows_the_conflict(client, member, weather):
@@ -340,8 +343,9 @@ def test_a_register_form_for_a_taken_path_shows_the_conflict(client, member, wea
 
     response = client.post("/api/register", form, headers=BROWSER)
 
-    assert response.status_code == 400
-    assert '<p class="field-error">A server is already registered at /weather.</p>' in html(response)
+    assert (response.status_code, response["Location"]) == (303, "/#register")
+    page = html(client.get("/"))
+    assert '<p class="field-error">A server is already registered at /weather.</p>' in page
     assert snapshot() == before
 
 
@@ -350,10 +354,9 @@ def test_a_register_form_outside_the_grant_is_refused_with_403(as_operator):
 
     response = as_operator.post("/register", form, headers=BROWSER)
 
-    assert response.status_code == 403
-    assert '<p class="error" role="alert">You lack register_service permission for /elsewhere.</p>' in html(
-        response
-    )
+    assert (response.status_code, response["Location"]) == (303, "/#register")
+    page = html(as_operator.get("/"))
+    assert '<p class="error" role="alert">You lack register_service permission for /elsewhere.</p>' in page
     assert Server.objects.count() == 0
 
 
