@@ -1,0 +1,182 @@
+"""The console at a desktop's 1440 px and a phone's 390 px, in Chromium: nothing wider than the screen, a
+header that wraps, usable tap targets, a refused registration shown where the eye is, actions that keep
+the filter, server-chosen login messages, logging out, the public status page without JavaScript, and the
+admin's icon. Screenshots go to var/test/screenshots/widths-*.png."""
+
+import pytest
+
+from tests.browser.conftest import log_in
+from tests.factories import ServerFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
+
+
+@pytest.fixture(params=sorted(WIDTHS))
+def sized(request, browser, site):
+    """A page at each width (phones with touch), and the width's name for screenshots."""
+    width, height = WIDTHS[request.param]
+    context = browser.new_context(
+        base_url=site.url(""),
+        viewport={"width": width, "height": height},
+        has_touch=request.param == "phone",
+        is_mobile=request.param == "phone",
+    )
+    context.set_default_timeout(10_000)
+    yield context.new_page(), request.param
+    context.close()
+
+
+def overflow(page) -> int:
+    """How many CSS pixels the page is wider than the screen (0: no sideways scrolling)."""
+    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).first.bounding_box()
+    return box is not None and 0 <= box["y"] < page.viewport_size["height"] and box["x"] >= 0
+
+
+def test_the_dashboard_tokens_and_scope_form_fit_the_screen(sized, operator_user, admin_user, screenshot):
+    page, width = sized
+    ServerFactory(path="/weather", name="Weather", description="Forecasts by city " * 8, tags=["forecast"])
+    log_in(page, "olga")
+
+    assert overflow(page) == 0
+    logout = page.locator("header button", has_text="Log out")
+    assert logout.is_visible() and in_view(page, "header button")
+    screenshot(page, f"widths-dashboard-{width}")
+    page.goto("/api/tokens")
+    page.fill("#description", "laptop")
+    page.click("form[action='/api/tokens'] button[type=submit]")  # a token, so its table has a row
+    page.wait_for_selector("#new-token")
+    page.goto("/api/tokens")
+    page.wait_for_selector("table.my-tokens tr[data-token]")
+    assert overflow(page) == 0
+    screenshot(page, f"widths-tokens-{width}")
+
+    admin_user.set_password("correct horse battery staple")
+    admin_user.save()
+    page.context.clear_cookies()
+    log_in(page, admin_user.username, "/login?next=/admin/accounts/scope/add/")
+    assert overflow(page) == 0
+    assert page.locator("link[rel=icon]").get_attribute("href") == "/static/favicon.svg"
+    screenshot(page, f"widths-admin-scope-{width}")
+
+
+def test_register_a_server_is_a_target_a_finger_can_tap(sized, operator_user):
+    page, width = sized
+    log_in(page, "olga")
+    summary = page.locator("details.register summary")
+    summary.scroll_into_view_if_needed()
+
+    assert summary.bounding_box()["height"] >= (44 if width == "phone" else 20)
+    summary.tap() if width == "phone" else summary.click()
+    assert page.locator("details.register").get_attribute("open") == ""
+
+
+def test_a_refused_registration_is_shown_in_view_filled_in_and_never_posted_again(
+    sized, site, operator_user, screenshot
+):
+    page, width = sized
+    ServerFactory(path="/weather", name="Weather")
+    log_in(page, "olga", "/login?next=/%3Fquery%3Dwea")
+    page.click("details.register summary")
+    page.fill("#f-name", "Clock")
+    page.fill("#f-path", "/weather")
+    page.fill("#f-proxy_pass_url", "http://127.0.0.1:9/mcp")
+    page.fill("#f-description", "What time it is")
+    with page.expect_navigation():
+        page.click("details.register button[type=submit]")
+
+    assert page.url == site.url("/?query=wea#register")
+    assert page.locator("details.register .field-error").inner_text() == (
+        "A server is already registered at /weather."
+    )
+    assert in_view(page, "details.register .field-error")
+    assert page.input_value("#f-name") == "Clock"
+    screenshot(page, f"widths-register-refused-{width}")
+    posts = []
+    page.on("request", lambda request: posts.append(request) if request.method == "POST" else None)
+    page.reload()
+    assert posts == []
+    assert page.locator("details.register .field-error").count() == 0
+
+
+def test_an_action_keeps_the_filter_and_the_search(sized, site, operator_user):
+    page, _ = sized
+    ServerFactory(path="/weather", name="Weather")
+    ServerFactory(path="/clock", name="Clock")
+    log_in(page, "olga", "/login?next=/%3Fquery%3Dwea%26state%3Denabled")
+
+    with page.expect_navigation():
+        page.click("button[aria-label='Disable Weather']")
+
+    assert page.url == site.url("/?query=wea&state=enabled")
+    assert page.locator("[data-summary]").inner_text() == "0 of 1 server matching “wea” are enabled"
+    assert page.locator("td.empty").inner_text() == "No server matching “wea” is enabled. Show all 1"
+
+
+def test_the_login_page_never_shows_words_a_link_brings(sized, screenshot):
+    page, width = sized
+    page.goto("/login?error=Your+account+is+locked%2C+call+%2B1+555+0100")
+
+    assert page.locator("p.error").inner_text() == "Login failed. Try again."
+    screenshot(page, f"widths-login-forged-error-{width}")
+
+
+def test_logging_out_by_address_asks_then_says_so(sized, site, operator_user, screenshot):
+    page, width = sized
+    log_in(page, "olga")
+    page.goto("/logout")
+    screenshot(page, f"widths-logout-{width}")
+    with page.expect_navigation():
+        page.click("main button[type=submit]")
+
+    assert page.url == site.url("/login")
+    assert page.locator(".flash li").inner_text() == "You have logged out."
+    assert overflow(page) == 0
+
+
+def test_the_status_page_without_javascript_names_servers_with_readable_times(
+    browser, site, sized, screenshot
+):
+    _, width = sized
+    from django.utils import timezone
+
+    ServerFactory(path="/weather", name="Weather", health_status="healthy", last_checked_at=timezone.now())
+    context = browser.new_context(
+        base_url=site.url(""),
+        java_script_enabled=False,
+        viewport=dict(zip(("width", "height"), WIDTHS[width], strict=True)),
+    )
+    page = context.new_page()
+    page.goto("/status")
+
+    row = page.locator("tr[data-path='/weather']")
+    assert row.locator(".server-name").inner_text() == "Weather"
+    assert row.locator("[data-last-checked]").inner_text() == "checked just now"
+    assert page.locator("header a", has_text="Log in").get_attribute("href") == "/login?next=/status"
+    assert overflow(page) == 0
+    screenshot(page, f"widths-status-no-javascript-{width}")
+    context.close()
+
+
+def test_the_next_check_is_counted_down_live(sized, operator_user):
+    page, _ = sized
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    ServerFactory(path="/weather", name="Weather", health_status="healthy", last_checked_at=timezone.now())
+    log_in(page, "olga")
+    soon = (timezone.now() + timedelta(minutes=3, seconds=30)).isoformat()
+
+    page.evaluate(
+        "iso => { document.querySelector('[data-next-check]').dataset.fromNow = iso;"
+        " window.registryTimes.refresh(); }",
+        soon,
+    )
+
+    assert page.locator("[data-next-check]").inner_text() == "next check in 3 minutes"
