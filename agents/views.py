@@ -4,8 +4,9 @@ limit and error), with scores. A plain form and page; no JavaScript needed."""
 
 import logging
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -72,7 +73,7 @@ def _hit(match: Match) -> Hit:
             score=match.relevance_score,
             url=f"/catalog?q={quote(row.name)}",
         )
-    if match.entity_type == TOOL:
+    if match.entity_type == TOOL:  # opens its server's row on the dashboard, where the tool is listed
         return Hit(
             **common,
             name=row.name,
@@ -80,9 +81,16 @@ def _hit(match: Match) -> Hit:
             description=row.description,
             score=match.relevance_score,
             server_name=row.server.name,
+            url=f"/?{urlencode({'query': row.server.path})}",
         )
+    url = f"/?{urlencode({'query': row.path})}" if match.entity_type == SERVER else f"/agents#agent{row.path}"
     return Hit(
-        **common, name=row.name, path=row.path, description=row.description, score=match.relevance_score
+        **common,
+        name=row.name,
+        path=row.path,
+        description=row.description,
+        score=match.relevance_score,
+        url=url,
     )
 
 
@@ -97,7 +105,8 @@ def _search(request, principal: Principal, query: str) -> tuple[list[Hit], str, 
     except EmbeddingError:
         logger.exception("semantic search failed (request %s)", getattr(request, "request_id", ""))
         return [], "Semantic search is unavailable: the query could not be embedded. Try again later.", 500
-    return [_hit(match) for match in matches], "", 200
+    floor = settings.SEARCH_PAGE_MIN_SCORE
+    return [_hit(match) for match in matches if match.relevance_score >= floor], "", 200
 
 
 @require_GET

@@ -44,3 +44,6 @@ if EMBEDDINGS_PROVIDER == "local" and EMBEDDINGS_MODEL.rsplit("/", 1)[-1] != EMB
 
 # Each semantic search runs the model: searches per minute for one user (or one address, anonymous).
 SEMANTIC_SEARCH_RATE_PER_MINUTE = env.int("SEMANTIC_SEARCH_RATE_PER_MINUTE", default=120)
+# The console's search lists no match below this cosine similarity (docs/search.md); the APIs return every
+# ranked match with its score and leave the cut to the caller.
+SEARCH_PAGE_MIN_SCORE = env.float("SEARCH_PAGE_MIN_SCORE", default=0.3)

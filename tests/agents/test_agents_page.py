@@ -34,10 +34,14 @@ def page(response) -> str:
 def hits(response) -> list[tuple[str, str, str]]:
     hit = (
         r'<li class="hit" data-entity-type="([^"]+)" data-path="([^"]+)">'
-        r'.*?<strong class="hit-name">([^<]+)</strong>'
+        r'.*?<strong class="hit-name"><a href="[^"]+">([^<]+)</a></strong>'
     )
     found = re.findall(hit, page(response), re.S)
     return [tuple(hit) for hit in found]
+
+
+def links(response) -> list[tuple[str, str]]:
+    return re.findall(r'<strong class="hit-name"><a href="([^"]+)">([^<]+)</a>', page(response))
 
 
 def scores(response) -> list[float]:
@@ -48,7 +52,7 @@ def test_the_page_lists_the_agents_the_caller_sees_with_their_skills(analyst, re
     response = analyst.get("/agents")
 
     assert response.status_code == 200
-    rows = re.findall(r'<tr class="agent-row[^"]*" data-path="([^"]+)">', page(response))
+    rows = re.findall(r'<tr class="agent-row[^"]*" id="agent([^"]+)" data-path="\1">', page(response))
     assert rows == ["/currency-agent", "/poet"]  # the private agent is not the analyst's
     assert "<li>summarize</li>" in page(response)
     assert 'aria-label="Disable Poet"' in page(response)
@@ -66,7 +70,22 @@ def test_the_search_finds_tools_agents_and_servers_with_their_scores(analyst, re
     assert ("mcp_server", "/fx", "Exchange Rates") in hits(response)
     assert all(path != "/secret-fx" for _, path, _ in hits(response))
     assert scores(response) == sorted(scores(response), reverse=True)
-    assert 0 <= scores(response)[-1] < scores(response)[0] <= 1
+    assert 0.3 <= scores(response)[-1] < scores(response)[0] <= 1  # SEARCH_PAGE_MIN_SCORE: nothing weaker
+    assert links(response)[:2] == [
+        ("/?query=%2Ffx", "convert_currency"),
+        ("/agents#agent/currency-agent", "Currency Agent"),
+    ]
+    assert ("/?query=%2Ffx", "Exchange Rates") in links(response)
+
+
+def test_the_page_lists_no_weak_match(analyst, registry, settings):  # noqa: F811
+    every = analyst.get("/agents", {"q": "x"})
+    settings.SEARCH_PAGE_MIN_SCORE = 0.0
+    unfiltered = analyst.get("/agents", {"q": "x"})
+
+    assert hits(every) == []
+    assert "Nothing you can see matches “x”." in page(every)
+    assert len(hits(unfiltered)) > 0 and max(scores(unfiltered)) < 0.3
 
 
 def test_a_user_without_scopes_finds_public_agents_only(member, client, registry):  # noqa: F811
@@ -74,10 +93,7 @@ def test_a_user_without_scopes_finds_public_agents_only(member, client, registry
 
     response = client.get("/agents", {"q": "convert currency"})
 
-    assert hits(response) == [
-        ("a2a_agent", "/currency-agent", "Currency Agent"),
-        ("a2a_agent", "/poet", "Poet"),
-    ]
+    assert hits(response) == [("a2a_agent", "/currency-agent", "Currency Agent")]  # Poet: too weak a match
 
 
 def test_searches_share_the_apis_rate_limit(analyst, registry, settings):  # noqa: F811

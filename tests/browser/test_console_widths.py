@@ -5,8 +5,11 @@ admin's icon. Screenshots go to var/test/screenshots/widths-*.png."""
 
 import pytest
 
+from tests.agents import semantic_fixtures
 from tests.browser.conftest import log_in
 from tests.factories import ServerFactory
+
+embedding_model = semantic_fixtures.embedding_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -180,3 +183,34 @@ def test_the_next_check_is_counted_down_live(sized, operator_user):
     )
 
     assert page.locator("[data-next-check]").inner_text() == "next check in 3 minutes"
+
+
+def test_search_results_are_links_and_weak_matches_are_not_listed(
+    sized, site, operator_user, embedding_model
+):
+    page, width = sized
+    from agents.embeddings import agents_embed
+    from tests.factories import AgentFactory
+
+    AgentFactory(
+        path="/currency-agent",
+        name="Currency Agent",
+        description="Converts money between currencies",
+        is_enabled=True,
+        visibility="public",
+    )
+    AgentFactory(
+        path="/poet",
+        name="Poet",
+        description="Writes poems about the sea",
+        is_enabled=True,
+        visibility="public",
+    )
+    assert agents_embed() == 2
+    log_in(page, "olga", "/login?next=/agents%3Fq%3Dconvert%2Bcurrency")
+
+    assert page.locator("[data-search-results] .hit-name").all_inner_texts() == ["Currency Agent"]
+    with page.expect_navigation():
+        page.click("[data-search-results] .hit-name a")
+    assert page.url == site.url("/agents#agent/currency-agent")
+    assert overflow(page) == 0
