@@ -23,14 +23,15 @@ def gateway_transport(server: Server, base_url: str) -> dict:
     return {"type": "streamable-http", "url": f"{base_url}{server.path}/mcp"}
 
 
-def client_config(servers, base_url: str, token: str) -> str:
-    """An `mcpServers` configuration (the shape MCP hosts read) for `servers`, with the token."""
+def client_config(servers, base_url: str, token: str | None = None) -> str:
+    """An `mcpServers` configuration (the shape MCP hosts read) for `servers`: with the token, or without
+    one for hosts that log in by themselves (OAuth discovery from the URL alone, docs/auth.md)."""
     entries = {}
     for server in servers:
         transport = gateway_transport(server, base_url)
         entries[server.path.strip("/").replace("/", "-")] = {
             "type": "http" if transport["type"] == "streamable-http" else "sse",
             "url": transport["url"],
-            "headers": {"Authorization": f"Bearer {token}"},
+            **({"headers": {"Authorization": f"Bearer {token}"}} if token else {}),
         }
     return json.dumps({"mcpServers": entries}, indent=2)

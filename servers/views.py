@@ -30,7 +30,7 @@ from servers.api.dashboard import (
 )
 from servers.api.serializers import ServerEditSerializer
 from servers.choices import HealthStatus, Transport
-from servers.clients import gateway_base_url, gateway_transport
+from servers.clients import client_config, gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.policies import server_visible
 from servers.recheck import next_check_at
@@ -90,6 +90,7 @@ class DashboardRow:
     can_refresh: bool
     can_edit: bool
     gateway_url: str  # where MCP clients reach it (servers/clients.py)
+    client_config: str  # an MCP host's configuration for it, without a token (hosts that log in themselves)
     shows_detail: bool  # why it is unhealthy, shown on the row
     next_check_at: datetime | None
 
@@ -114,6 +115,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             can_refresh=principal.can(UiPermission.HEALTH_CHECK_SERVICE, server.path),
             can_edit=principal.can(UiPermission.MODIFY_SERVICE, server.path),
             gateway_url=gateway_transport(server, base)["url"],
+            client_config=client_config([server], base),
             shows_detail=bool(server.health_detail) and server.health_status in DETAILED_STATUSES,
             next_check_at=next_check_at(server),
         )
@@ -149,7 +151,9 @@ def _summary(shown: int, matching: int, query: str, state: str) -> str:
     if state:
         verb = "is" if shown == 1 else "are"
         return f"{shown} of {_plural(matching, 'server')}{matching_text} {verb} {state}"
-    return f"{_plural(shown, 'server')}{matching_text}" if query else f"{_plural(shown, 'server')} you can see"
+    return (
+        f"{_plural(shown, 'server')}{matching_text}" if query else f"{_plural(shown, 'server')} you can see"
+    )
 
 
 def _empty_text(query: str, state: str) -> str:

@@ -17,6 +17,8 @@ from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
 from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
+from servers.models import Server
+from servers.policies import server_seen
 from servers.selectors import servers_listed
 
 
@@ -26,8 +28,9 @@ def tokens(request, principal):
     """GET/POST /api/tokens: the token form without JavaScript; a new token is shown once, never stored.
 
     Issues through the same service as POST /api/tokens/generate, rate limit included."""
+    server = _server_asked(principal, request.GET.get("server") or request.POST.get("server"))
     if request.method == "GET":
-        return _tokens_page(request, principal, {"scope_mode": "all"})
+        return _tokens_page(request, principal, {"scope_mode": "all"}, server=server)
     values = {
         "scope_mode": "selected" if request.POST.get("scope_mode") == "selected" else "all",
         "requested_scopes": request.POST.getlist("requested_scopes"),
@@ -36,7 +39,7 @@ def tokens(request, principal):
     }
     data, error = _token_request(values)
     if error:
-        return _tokens_page(request, principal, values, error=error, status=400)
+        return _tokens_page(request, principal, values, error=error, status=400, server=server)
     try:
         grant = user_token_issue(
             principal=principal,
@@ -45,11 +48,13 @@ def tokens(request, principal):
             description=data["description"],
         )
     except TokenRequestError as error:
-        response = _tokens_page(request, principal, values, error=str(error), status=error.status)
+        response = _tokens_page(
+            request, principal, values, error=str(error), status=error.status, server=server
+        )
         for name, value in error.headers.items():
             response[name] = value
         return response
-    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant)
+    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant, server=server)
     response["Cache-Control"] = "no-store"
     response["Pragma"] = "no-cache"
     return response
@@ -74,13 +79,22 @@ def _token_request(values: dict) -> tuple[dict, str]:
     return serializer.validated_data, ""
 
 
-def _tokens_page(request, principal: Principal, values: dict, *, error="", grant=None, status=200):
+def _server_asked(principal: Principal, path: str | None) -> Server | None:
+    """The server a dashboard row's "create one" link names, when the caller sees it and it is enabled."""
+    server = server_seen(principal, path) if path else None
+    return server if server is not None and server.is_enabled else None
+
+
+def _tokens_page(
+    request, principal: Principal, values: dict, *, error="", grant=None, status=200, server=None
+):
     scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
     config = None
-    if grant is not None:  # the new token, ready to paste into an MCP host for every server it reaches
-        servers = [server for server in servers_listed(principal)[0] if server.is_enabled]
+    if grant is not None:  # the new token, ready to paste into an MCP host (for the server asked, or all)
+        servers = [server] if server else [row for row in servers_listed(principal)[0] if row.is_enabled]
         config = client_config(servers, gateway_base_url(request), grant.access_token)
     context = {
+        "server": server,
         "client_config": config,
         "scopes": list(scopes),
         "is_admin": principal.is_admin,

@@ -167,7 +167,10 @@ def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
 
     page = html(client.get("/api/tokens"))
 
-    rows = re.findall(r'<tr data-token="[^"]+">\s*<td>([^<]*)</td>\s*<td>(.*?)</td>', page)
+    rows = re.findall(
+        r'<tr data-token="[^"]+">\s*<td data-label="For">([^<]*)</td>\s*<td data-label="Grants">(.*?)</td>',
+        page,
+    )
     assert rows == [
         ("ci", "<code>servers-read</code>"),
         ("laptop", "<code>servers-read</code>, <code>servers-write</code>"),

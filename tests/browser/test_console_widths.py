@@ -3,6 +3,8 @@ header that wraps, usable tap targets, a refused registration shown where the ey
 the filter, server-chosen login messages, logging out, the public status page without JavaScript, and the
 admin's icon. Screenshots go to var/test/screenshots/widths-*.png."""
 
+import json
+
 import pytest
 
 from tests.agents import semantic_fixtures
@@ -213,4 +215,34 @@ def test_search_results_are_links_and_weak_matches_are_not_listed(
     with page.expect_navigation():
         page.click("[data-search-results] .hit-name a")
     assert page.url == site.url("/agents#agent/currency-agent")
+    assert overflow(page) == 0
+
+
+def test_a_servers_row_offers_its_client_configuration_and_a_token_for_it(sized, site, operator_user):
+    page, _ = sized
+    ServerFactory(path="/weather", name="Weather")
+    ServerFactory(path="/clock", name="Clock")
+    log_in(page, "olga")
+
+    row = page.locator("tr[data-path='/weather']")
+    row.locator("[data-connect] summary").click()
+    config = json.loads(row.locator("[data-connect] pre").inner_text())
+    assert config == {"mcpServers": {"weather": {"type": "http", "url": site.url("/weather/mcp")}}}
+    with page.expect_navigation():
+        row.locator("[data-connect] a").click()
+    assert page.url == site.url("/api/tokens?server=/weather#token-form")
+    page.fill("#description", "for weather")
+    with page.expect_navigation():
+        page.click("#token-form button[type=submit]")
+    token = page.locator("#new-token").input_value()
+    configured = json.loads(page.locator("textarea[aria-label='MCP client configuration']").input_value())
+    assert configured == {
+        "mcpServers": {
+            "weather": {
+                "type": "http",
+                "url": site.url("/weather/mcp"),
+                "headers": {"Authorization": f"Bearer {token}"},
+            }
+        }
+    }
     assert overflow(page) == 0
