@@ -15,7 +15,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
-from accounts.authentication import BearerAuthentication, principal_of
+from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
 from agents import services
 from agents.api.serializers import (
     AgentCardOutSerializer,
@@ -95,9 +95,10 @@ def _agent_or_404(request, agent_path: str) -> Agent:
 
 
 class AgentView(APIView):
-    """The agent API: bearer tokens only (a missing token answers 401 with a Bearer challenge)."""
+    """The agent API: bearer tokens, or the console's session (CSRF on writes) for the browsable API; a
+    request with neither answers 401 with a Bearer challenge."""
 
-    authentication_classes = [BearerAuthentication]
+    authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
     permission_classes = [IsAuthenticatedPrincipal]
     content_negotiation_class = CardNegotiation
 

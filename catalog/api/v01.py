@@ -15,7 +15,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
-from accounts.authentication import BearerAuthentication, PublicListingAuthentication, principal_of
+from accounts.authentication import (
+    BearerAuthentication,
+    PublicListingAuthentication,
+    RegistrySessionAuthentication,
+    principal_of,
+)
 from catalog.api.pagination import BadCursor, decode_cursor, encode_cursor
 from catalog.listing import registry_page
 from catalog.responses import version_response
@@ -87,13 +92,14 @@ def _gateway_path(name: str) -> str | None:
 
 
 class V01View(APIView):
-    """Reads accept the public listing (PUBLIC_LISTING); writes need a bearer token."""
+    """Reads accept a bearer token, the console's session (the browsable API) and the public listing
+    (PUBLIC_LISTING); writes need a bearer token."""
 
     permission_classes = [IsAuthenticatedPrincipal]
 
     def get_authenticators(self):
         if self.request is not None and self.request.method in ("GET", "HEAD", "OPTIONS"):
-            return [BearerAuthentication(), PublicListingAuthentication()]
+            return [BearerAuthentication(), RegistrySessionAuthentication(), PublicListingAuthentication()]
         return [BearerAuthentication()]
 
 
@@ -133,10 +139,10 @@ class ServerListView(V01View):
         metadata: dict = {"count": shown}  # `nextCursor` only when there is a next page (docs/api.md)
         if more:
             metadata["nextCursor"] = encode_cursor(last, query)
-        return HttpResponse(
-            b'{"servers":' + body.encode() + b',"metadata":' + json.dumps(metadata).encode() + b"}",
-            content_type="application/json",
-        )
+        content = b'{"servers":' + body.encode() + b',"metadata":' + json.dumps(metadata).encode() + b"}"
+        if request.accepted_renderer.format != "json":  # a browser: the browsable API shows the same body
+            return Response(json.loads(content))
+        return HttpResponse(content, content_type="application/json")
 
     @staticmethod
     def _limit(raw: str | None) -> int:
