@@ -1,9 +1,7 @@
 """Root URLs: each app owns its pages (`urls.py`) and its JSON API (`api/urls.py`)."""
 
 from django.contrib import admin
-from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from registry_site import views
@@ -15,8 +13,7 @@ handler500 = "registry_site.views.server_error"
 
 urlpatterns = [
     path("health", views.health, name="health"),
-    # Pages without an icon link of their own (the browsable API, the schema) still get the console's.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True), name="favicon"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),

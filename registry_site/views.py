@@ -5,8 +5,9 @@ import sys
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.http import JsonResponse
+from django.http import HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET
 
 from core.errors import (
@@ -18,6 +19,13 @@ from core.errors import (
 from core.outages import outage_of, outage_response
 
 logger = logging.getLogger(__name__)
+
+
+@require_GET
+def favicon(request):
+    """GET /favicon.ico: the console's icon, for pages without an icon link (the browsable API, the
+    schema). Resolved per request: the static files' manifest is read once it exists."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 @require_GET

@@ -257,4 +257,16 @@ def test_adding_a_scope_in_the_admin_is_audited(admin_client):
     assert scope.server_rules == [{"server": "*", "methods": ["tools/list"], "tools": "*"}]
     assert scope.ui_permissions == {"list_service": ["all"]}
     assert list(scope.groups.values_list("name", flat=True)) == ["readers"]
-    assert list(AuditEvent.objects.values_list("action", "target")) == [("scope.create", "scope:read-all")]
+    assert list(AuditEvent.objects.order_by("pk").values_list("action", "target", "detail")) == [
+        (
+            "scope.create",
+            "scope:read-all",
+            {
+                "description": "Read every server",
+                "server_rules": [{"server": "*", "methods": ["tools/list"], "tools": "*"}],
+                "ui_permissions": {"list_service": ["all"]},
+                "publish_names": [],
+            },
+        ),
+        ("scope.groups", "scope:read-all", {"groups_added": ["readers"], "groups_removed": []}),
+    ]

@@ -102,7 +102,7 @@ def test_tools_copy_and_state_filters(page, site, operator_user, time_server, fa
     row(page, "/clock").locator("[data-tools] .schema summary").first.click()
     schema = row(page, "/clock").locator("[data-tools] .schema pre").first.inner_text()
     screenshot(page, "dashboard-tools")
-    row(page, "/clock").locator("[data-copy]").click()
+    row(page, "/clock").locator(".gateway-url [data-copy]").click()
     copied = page.evaluate("navigator.clipboard.readText()")
 
     assert tools == ["add", "current_time", "echo"]

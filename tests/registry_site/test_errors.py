@@ -97,3 +97,9 @@ def test_a_form_without_its_csrf_token_gets_the_styled_403(member):
 
     assert response.status_code == 403
     assert page_error(response) == ("403", "Not allowed")
+
+
+def test_favicon_ico_leads_to_the_consoles_icon(client):
+    response = client.get("/favicon.ico")
+
+    assert (response.status_code, response["Location"]) == (301, "/static/favicon.svg")
