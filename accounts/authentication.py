@@ -59,11 +59,14 @@ def bearer_token(request, *, allow_x_authorization: bool = False) -> str | None:
     headers = [request.META.get("HTTP_AUTHORIZATION", "")]
     if allow_x_authorization:
         headers.append(request.META.get("HTTP_X_AUTHORIZATION", ""))
-    for header in headers:
-        scheme, _, token = header.strip().partition(" ")
-        if scheme.lower() == "bearer" and token.strip():
-            return token.strip()
-    return None
+    return next((token for header in headers if (token := bearer_of(header))), None)
+
+
+def bearer_of(authorization: str) -> str | None:
+    """The token of an `Authorization` header's value when its scheme is Bearer (any case), else None:
+    the one reading of a bearer header, for the APIs and the gateway alike."""
+    scheme, _, token = authorization.strip().partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def basic_credentials(request) -> tuple[str, str, bool] | None:

@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from agents import services
-from agents.models import Agent
+from agents.models import CARD_PROTOCOL_FIELDS, Agent
 from core.admin import ServiceModelAdmin
 
 
@@ -29,18 +29,7 @@ class AgentAdmin(ServiceModelAdmin):
             "A2A card",
             {
                 "classes": ("collapse",),
-                "fields": (
-                    "protocol_version",
-                    "preferred_transport",
-                    "interfaces",
-                    "capabilities",
-                    "default_input_modes",
-                    "default_output_modes",
-                    "documentation_url",
-                    "icon_url",
-                    "security_schemes",
-                    "security_requirements",
-                ),
+                "fields": CARD_PROTOCOL_FIELDS,
             },
         ),
         ("Bookkeeping", {"fields": ("registered_at", "updated_at")}),

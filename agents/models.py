@@ -11,6 +11,22 @@ from core.validators import PATH_MAX_LENGTH, validate_registry_path
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 
 
+# The A2A card's protocol fields as an agent stores them: the services' editable fields, the API's
+# card and the admin's form list them from here.
+CARD_PROTOCOL_FIELDS = (
+    "protocol_version",
+    "preferred_transport",
+    "interfaces",
+    "capabilities",
+    "default_input_modes",
+    "default_output_modes",
+    "documentation_url",
+    "icon_url",
+    "security_schemes",
+    "security_requirements",
+)
+
+
 class Agent(models.Model):
     """An A2A agent card published to the registry, with its owner and visibility.
 

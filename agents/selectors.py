@@ -60,18 +60,6 @@ def agents_listed(
     return rows, total
 
 
-def agent_visible(principal, path: str) -> Agent | None:
-    """The agent at `path` if `principal` may see it; None both when it is missing and when it is hidden,
-    so callers answer 404 alike and existence does not leak."""
-    return (
-        Agent.objects.visible_to(principal)
-        .select_related("owner")
-        .defer("embedding")
-        .filter(path=path)
-        .first()
-    )
-
-
 @dataclass(frozen=True)
 class SkillMatch:
     path: str

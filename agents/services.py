@@ -1,16 +1,13 @@
-"""Writes for agents. Every surface (agent API, admin) calls these.
-
-The permission rules the agent API applies before calling a write live here too (`agent_may_*`), so
-any later surface (a dashboard page, a management command) asks the same questions."""
+"""Writes for agents. Every surface (agent API, agents page, admin) calls these; who may ask for each is
+decided in agents/policies.py."""
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from accounts.choices import AuditAction, UiPermission
+from accounts.choices import AuditAction
 from accounts.models import User
-from accounts.principal import Principal
 from accounts.services import actor_user, audit_event_record
-from agents.models import Agent
+from agents.models import CARD_PROTOCOL_FIELDS, Agent
 from core.embeddings import embed_after_commit
 from core.services import apply_changes, require_editable
 
@@ -22,16 +19,7 @@ EDITABLE_FIELDS = (
     "provider",
     "provider_organization",
     "provider_url",
-    "protocol_version",
-    "preferred_transport",
-    "interfaces",
-    "capabilities",
-    "default_input_modes",
-    "default_output_modes",
-    "documentation_url",
-    "icon_url",
-    "security_schemes",
-    "security_requirements",
+    *CARD_PROTOCOL_FIELDS,
     "skills",
     "tags",
     "visibility",
@@ -60,45 +48,6 @@ def _embed_after_commit(agent: Agent) -> None:
 
     agent_id = agent.pk
     embed_after_commit(lambda: agents_embed([agent_id]), lambda: embed_agents_task.delay([agent_id]))
-
-
-# -- permission rules -------------------------------------------------------------------------------
-
-
-def _owns(principal: Principal, agent: Agent) -> bool:
-    return principal.user is not None and agent.owner_id == principal.user.pk
-
-
-def agent_may_publish(principal: Principal, path: str | None = None) -> bool:
-    """`publish_agent` for `path` (or, without a path, for any path at all)."""
-    return principal.can(UiPermission.PUBLISH_AGENT, path)
-
-
-# Servers and agents share the path syntax but not the permission namespace: a `*_service` grant on a
-# path names a server, so it never reaches the agent at the same path. The interface's `modify_service` and
-# `toggle_service` reach agents only when granted on `all`; per-path grants for agents are `*_agent`.
-
-
-def agent_may_modify(principal: Principal, agent: Agent) -> bool:
-    """`modify_agent` on the agent's path (or `modify_service` on all) and ownership, or admin."""
-    if principal.is_admin:
-        return True
-    granted = principal.can(UiPermission.MODIFY_AGENT, agent.path) or principal.can_everywhere(
-        UiPermission.MODIFY_SERVICE
-    )
-    return granted and _owns(principal, agent)
-
-
-def agent_may_delete(principal: Principal, agent: Agent) -> bool:
-    """Owners delete their own agents; `delete_agent` (or admin) deletes anyone's."""
-    return _owns(principal, agent) or principal.can(UiPermission.DELETE_AGENT, agent.path)
-
-
-def agent_may_toggle(principal: Principal, agent: Agent) -> bool:
-    """`toggle_agent` on the agent's path, or `toggle_service` on all, or admin."""
-    return principal.can(UiPermission.TOGGLE_AGENT, agent.path) or principal.can_everywhere(
-        UiPermission.TOGGLE_SERVICE
-    )
 
 
 # -- writes -----------------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.principal import Principal
 from accounts.views import back_to, session_page
-from agents import services
+from agents import policies, services
 from agents.models import Agent
+from agents.policies import agent_visible
 from agents.search import (
     AGENT,
     CATALOG_ENTRY,
@@ -27,7 +28,7 @@ from agents.search import (
     registry_semantic,
     search_rate_limit,
 )
-from agents.selectors import agent_visible, agents_listed
+from agents.selectors import agents_listed
 from core.embeddings import EmbeddingError
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
@@ -122,7 +123,7 @@ def agents_page(request, principal):
             skills=[
                 str(skill.get("name") or skill.get("id")) for skill in agent.skills if isinstance(skill, dict)
             ],
-            can_toggle=services.agent_may_toggle(principal, agent),
+            can_toggle=policies.agent_may_toggle(principal, agent),
         )
         for agent in agents
     ]
@@ -138,7 +139,7 @@ def agent_toggle_form(request, principal, agent_path):
     if agent is None:
         error = ApiError(404, ErrorCode.NOT_FOUND, f"No agent is registered at {normalize_path(agent_path)}.")
         return problem_page(request, error)
-    if not services.agent_may_toggle(principal, agent):
+    if not policies.agent_may_toggle(principal, agent):
         message = f"You may not enable or disable {agent.path}: it needs toggle_agent."
         return problem_page(request, ApiError(403, ErrorCode.PERMISSION_DENIED, message))
     agent = services.agent_toggle(actor=principal, agent=agent, enabled=request.POST.get("enabled") == "on")

@@ -47,3 +47,16 @@ def validate_registry_path(value: str) -> None:
             "(no empty segments, no '..', no query or fragment).",
             code="invalid_path",
         )
+
+
+def registry_path_field(value: str) -> str:
+    """A serializer's `validate_path`: the normalized registry path, or DRF's ValidationError with why not
+    (the server and agent APIs refuse the same paths in the same words)."""
+    from rest_framework import serializers
+
+    path = normalize_path(value)
+    try:
+        validate_registry_path(path)
+    except ValidationError as exc:
+        raise serializers.ValidationError(exc.messages) from None
+    return path

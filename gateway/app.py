@@ -17,6 +17,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from accounts.authentication import bearer_of
 from accounts.cache import PRINCIPALS
 from core.epochs import epochs_async
 from core.errors import ErrorCode, asgi_error
@@ -136,7 +137,7 @@ class Gateway:
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = headers.first(scope, b"authorization")
         epochs = await epochs_async(PRINCIPALS, ROUTES)
-        route = routing.cached_route(routing.bearer(authorization), target.candidates, epochs)
+        route = routing.cached_route(bearer_of(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(
                 scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs

@@ -12,7 +12,12 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 from rest_framework import exceptions
 
-from accounts.authentication import cached_principal, principal_from_bearer, principal_from_session_key
+from accounts.authentication import (
+    bearer_of,
+    cached_principal,
+    principal_from_bearer,
+    principal_from_session_key,
+)
 from accounts.principal import Principal
 from core.epochs import MISSING
 from core.errors import ErrorCode
@@ -40,11 +45,6 @@ class Refusal(Exception):
 class NotOurs(Exception):
     """A path that ends like a gateway path but names no registered server, while Django serves it (the
     edit page of a server whose path is `/mcp`, say)."""
-
-
-def bearer(authorization: str) -> str | None:
-    scheme, _, token = authorization.strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def _route(server: Server | None, principal: Principal, candidates: tuple[str, ...]) -> Route:
@@ -75,7 +75,7 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
             pass
         else:
             raise NotOurs
-    if token := bearer(authorization):
+    if token := bearer_of(authorization):
         try:
             principal = principal_from_bearer(token, epoch=epochs[0])
         except exceptions.AuthenticationFailed as failed:

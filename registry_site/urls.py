@@ -1,4 +1,4 @@
-"""Root URLs: each app owns its pages (`urls.py`) and its JSON API (`api/urls.py`)."""
+"""Root URLs: each app owns its pages (`urls.py`) and its JSON API (`api/urls.py`), mounted once here."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -11,6 +11,13 @@ handler400 = "registry_site.views.bad_request"
 handler403 = "registry_site.views.permission_denied"
 handler500 = "registry_site.views.server_error"
 
+
+def app_urls(app: str) -> list:
+    """An app's pages (`<app>/urls.py`) and JSON API (`<app>/api/urls.py`), each mounted once, at the root
+    (the interface fixes every path, so no app has a prefix of its own)."""
+    return [path("", include(f"{app}.api.urls")), path("", include(f"{app}.urls"))]
+
+
 urlpatterns = [
     path("health", views.health, name="health"),
     path("favicon.ico", views.favicon, name="favicon"),
@@ -18,16 +25,10 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
-    path("", include("accounts.urls")),
-    path("", include("oauth.urls")),
-    path("", include("accounts.api.urls")),
-    path("", include("gateway.api.urls")),
-    path("", include("servers.api.urls")),
-    path("", include("servers.urls")),
-    path("", include("catalog.api.urls")),
-    path("", include("catalog.urls")),
-    # Search routes first: `api/agents/discover/...` must win over `api/agents/<path>`.
-    path("", include("agents.api.search_urls")),
-    path("", include("agents.api.urls")),
-    path("", include("agents.urls")),
+    *app_urls("accounts"),
+    path("", include("oauth.urls")),  # the authorization server: pages and endpoints in one namespace
+    path("", include("gateway.api.urls")),  # the gateway itself is ASGI (registry_site/asgi.py)
+    *app_urls("servers"),
+    *app_urls("catalog"),
+    *app_urls("agents"),
 ]

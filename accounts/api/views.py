@@ -95,14 +95,8 @@ class TokenGenerateView(APIView):
         principal = principal_of(request)
         serializer = TokenRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
         try:
-            grant = user_token_issue(
-                principal=principal,
-                requested_scopes=data.get("requested_scopes"),
-                expires_in_hours=data.get("expires_in_hours"),
-                description=data["description"],
-            )
+            grant = user_token_issue(principal=principal, **serializer.validated_data)
         except TokenRequestError as error:
             raise _token_error(error) from None
         return Response(grant.as_response(), headers={**grant.headers, **NO_STORE})

@@ -89,9 +89,9 @@ def _issue(
 def user_token_issue(
     *,
     principal: Principal,
-    requested_scopes: list[str] | None,
-    expires_in_hours: int | None,
-    description: str,
+    requested_scopes: list[str] | None = None,
+    expires_in_hours: int | None = None,
+    description: str = "",
 ) -> TokenGrant:
     """A token for the caller, limited to `requested_scopes` (a subset of the caller's) when given.
 

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
-from agents import services
+from agents import policies, services
 from agents.api.serializers import (
     AgentCardOutSerializer,
     AgentCardQuerySerializer,
@@ -30,7 +30,8 @@ from agents.api.serializers import (
     a2a_card,
 )
 from agents.models import Agent
-from agents.selectors import agent_visible, agents_discovered, agents_listed
+from agents.policies import agent_visible
+from agents.selectors import agents_discovered, agents_listed
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
 from core.validators import normalize_path
@@ -133,11 +134,11 @@ class AgentRegisterView(AgentView):
     )
     def post(self, request):
         principal = principal_of(request)
-        if not services.agent_may_publish(principal):
+        if not policies.agent_may_publish(principal):
             raise _denied("Publishing agents needs the publish_agent permission.")
         serializer = _valid_card(request)
         path = serializer.validated_data["path"]
-        if not services.agent_may_publish(principal, path):
+        if not policies.agent_may_publish(principal, path):
             raise _denied(f"You may not publish an agent at {path}.")
         try:
             agent = services.agent_register(actor=principal, path=path, **serializer.service_fields())
@@ -165,7 +166,7 @@ class AgentDetailView(AgentView):
     def put(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
-        if not services.agent_may_modify(principal, agent):
+        if not policies.agent_may_modify(principal, agent):
             raise _denied(f"You may not modify {agent.path}: it needs modify_agent and ownership.")
         serializer = _valid_card(request, agent)
         try:
@@ -178,7 +179,7 @@ class AgentDetailView(AgentView):
     def delete(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
-        if not services.agent_may_delete(principal, agent):
+        if not policies.agent_may_delete(principal, agent):
             raise _denied(f"You may not delete {agent.path}: only its owner or an administrator may.")
         services.agent_delete(actor=principal, agent=agent)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -191,7 +192,7 @@ class AgentToggleView(AgentView):
     def post(self, request, agent_path: str):
         principal = principal_of(request)
         agent = _agent_or_404(request, agent_path)
-        if not services.agent_may_toggle(principal, agent):
+        if not policies.agent_may_toggle(principal, agent):
             raise _denied(f"You may not enable or disable {agent.path}: it needs toggle_agent.")
         enabled = _valid(ToggleQuerySerializer, request.query_params)["enabled"]
         agent = services.agent_toggle(actor=principal, agent=agent, enabled=enabled)

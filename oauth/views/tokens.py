@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.api.serializers import TokenRequestSerializer
+from accounts.api.views import NO_STORE
 from accounts.choices import TokenKind
 from accounts.models import IssuedToken, Scope
 from accounts.principal import Principal
@@ -41,12 +42,7 @@ def tokens(request, principal):
     if error:
         return _tokens_page(request, principal, values, error=error, status=400, server=server)
     try:
-        grant = user_token_issue(
-            principal=principal,
-            requested_scopes=data.get("requested_scopes"),
-            expires_in_hours=data.get("expires_in_hours"),
-            description=data["description"],
-        )
+        grant = user_token_issue(principal=principal, **data)
     except TokenRequestError as error:
         response = _tokens_page(
             request, principal, values, error=str(error), status=error.status, server=server
@@ -55,8 +51,8 @@ def tokens(request, principal):
             response[name] = value
         return response
     response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant, server=server)
-    response["Cache-Control"] = "no-store"
-    response["Pragma"] = "no-cache"
+    for name, value in NO_STORE.items():
+        response[name] = value
     return response
 
 

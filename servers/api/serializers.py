@@ -10,12 +10,12 @@ from core.openapi import TEXT_OR_LIST
 from core.untrusted import InputRejected, json_loads
 from core.validators import (
     PATH_MAX_LENGTH,
-    normalize_path,
+    registry_path_field,
     validate_http_url,
-    validate_registry_path,
 )
 from servers.choices import AuthType, Transport
 from servers.models import Server
+from servers.services.registry import EDITABLE_FIELDS, WRITE_ONLY_FIELDS
 
 MAX_TAGS = 50
 MAX_TOOLS = 1000
@@ -138,12 +138,7 @@ class ServerInputSerializer(serializers.Serializer):
     version = serializers.CharField(required=False, max_length=100)
 
     def validate_path(self, value):
-        path = normalize_path(value)
-        try:
-            validate_registry_path(path)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
-        return path
+        return registry_path_field(value)
 
     def validate_proxy_pass_url(self, value):
         try:
@@ -210,20 +205,9 @@ class InternalServerSerializer(serializers.ModelSerializer):
         model = Server
         fields = [
             "path",
-            "name",
-            "description",
-            "proxy_pass_url",
-            "tags",
-            "num_tools",
-            "num_stars",
-            "is_python",
-            "license",
+            *(name for name in EDITABLE_FIELDS if name not in WRITE_ONLY_FIELDS),
             "is_enabled",
             "health_status",
             "health_detail",
             "last_checked_at",
-            "supported_transports",
-            "auth_type",
-            "auth_provider",
-            "version",
         ]

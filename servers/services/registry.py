@@ -36,6 +36,7 @@ EDITABLE_FIELDS = (
     "headers",
     "version",
 )
+WRITE_ONLY_FIELDS = {"headers"}  # outbound credentials: set, never shown
 
 
 class ServerConflict(Exception):

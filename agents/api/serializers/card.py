@@ -3,7 +3,6 @@ own the rules. The A2A spellings are read by agents.a2a and folded into the regi
 
 from collections.abc import Mapping
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
@@ -23,7 +22,7 @@ from agents.a2a import (
 )
 from agents.api.serializers.fields import HttpUrlField, ReaderField, StrictCharField, TagsField
 from agents.choices import Visibility
-from core.validators import PATH_MAX_LENGTH, normalize_path, validate_registry_path
+from core.validators import PATH_MAX_LENGTH, registry_path_field
 
 MAX_SKILLS = 200
 REQUIRED = "This field is required."
@@ -113,11 +112,7 @@ class AgentCardSerializer(serializers.Serializer):
             self.fields["path"].required = False
 
     def validate_path(self, value):
-        path = normalize_path(value)
-        try:
-            validate_registry_path(path)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
+        path = registry_path_field(value)
         existing = self.context.get("agent_path")
         if existing:
             if path != existing:

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from agents.api.serializers.fields import TagsField
-from agents.models import Agent
+from agents.models import CARD_PROTOCOL_FIELDS, Agent
 
 
 class AgentRegisteredSerializer(serializers.ModelSerializer):
@@ -64,16 +64,7 @@ class AgentCardOutSerializer(_OwnerMixin, serializers.ModelSerializer):
             "provider",
             "provider_organization",
             "provider_url",
-            "protocol_version",
-            "preferred_transport",
-            "interfaces",
-            "capabilities",
-            "default_input_modes",
-            "default_output_modes",
-            "documentation_url",
-            "icon_url",
-            "security_schemes",
-            "security_requirements",
+            *CARD_PROTOCOL_FIELDS,
             "skills",
             "num_skills",
             "tags",

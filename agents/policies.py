@@ -1,0 +1,60 @@
+"""Who sees and may change which agent: the agents app's one set of decisions, asked by the services'
+callers on every surface (the agent API, the agents page, search), so each answers a caller the same way.
+
+- An agent is seen as `Agent.objects.visible_to` says: public ones by everyone, private ones by their
+  owner, internal ones by the members of its groups, every one by admins. An unseen agent is answered
+  with 404, never 403.
+- Each action on a seen agent needs its permission below (403 otherwise).
+"""
+
+from accounts.choices import UiPermission
+from accounts.principal import Principal
+from agents.models import Agent
+
+
+def agent_visible(principal, path: str) -> Agent | None:
+    """The agent at `path` if `principal` may see it; None both when it is missing and when it is hidden,
+    so callers answer 404 alike and existence does not leak."""
+    return (
+        Agent.objects.visible_to(principal)
+        .select_related("owner")
+        .defer("embedding")
+        .filter(path=path)
+        .first()
+    )
+
+
+def _owns(principal: Principal, agent: Agent) -> bool:
+    return principal.user is not None and agent.owner_id == principal.user.pk
+
+
+def agent_may_publish(principal: Principal, path: str | None = None) -> bool:
+    """`publish_agent` for `path` (or, without a path, for any path at all)."""
+    return principal.can(UiPermission.PUBLISH_AGENT, path)
+
+
+# Servers and agents share the path syntax but not the permission namespace: a `*_service` grant on a
+# path names a server, so it never reaches the agent at the same path. The interface's `modify_service` and
+# `toggle_service` reach agents only when granted on `all`; per-path grants for agents are `*_agent`.
+
+
+def agent_may_modify(principal: Principal, agent: Agent) -> bool:
+    """`modify_agent` on the agent's path (or `modify_service` on all) and ownership, or admin."""
+    if principal.is_admin:
+        return True
+    granted = principal.can(UiPermission.MODIFY_AGENT, agent.path) or principal.can_everywhere(
+        UiPermission.MODIFY_SERVICE
+    )
+    return granted and _owns(principal, agent)
+
+
+def agent_may_delete(principal: Principal, agent: Agent) -> bool:
+    """Owners delete their own agents; `delete_agent` (or admin) deletes anyone's."""
+    return _owns(principal, agent) or principal.can(UiPermission.DELETE_AGENT, agent.path)
+
+
+def agent_may_toggle(principal: Principal, agent: Agent) -> bool:
+    """`toggle_agent` on the agent's path, or `toggle_service` on all, or admin."""
+    return principal.can(UiPermission.TOGGLE_AGENT, agent.path) or principal.can_everywhere(
+        UiPermission.TOGGLE_SERVICE
+    )
