@@ -1,5 +1,5 @@
 """Who sees and may change which agent: the agents app's one set of decisions, asked by the services'
-callers on every surface (the agent API, the agents page, search), so each answers a caller the same way.
+callers on every surface (the agent API, the agents page, search/), so each answers a caller the same way.
 
 - An agent is seen as `Agent.objects.visible_to` says: public ones by everyone, private ones by their
   owner, internal ones by the members of its groups, every one by admins. An unseen agent is answered

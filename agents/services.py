@@ -8,7 +8,7 @@ from accounts.choices import AuditAction
 from accounts.models import User
 from accounts.services import actor_user, audit_event_record
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
-from core.embeddings import embed_after_commit
+from core.embeddings import EMBED_AGENTS_TASK, embed_after_commit
 from core.services import apply_changes, require_editable
 
 EDITABLE_FIELDS = (
@@ -41,13 +41,8 @@ def _target(agent: Agent) -> str:
 
 
 def _embed_after_commit(agent: Agent) -> None:
-    """Embed `agent` once the surrounding transaction commits, in this request when the model is here
-    (core.embeddings.embed_after_commit), else in the worker."""
-    from agents.embeddings import agents_embed
-    from agents.tasks import embed_agents_task
-
-    agent_id = agent.pk
-    embed_after_commit(lambda: agents_embed([agent_id]), lambda: embed_agents_task.delay([agent_id]))
+    """Embed `agent` once the surrounding transaction commits (core.embeddings.embed_after_commit)."""
+    embed_after_commit(EMBED_AGENTS_TASK, [agent.pk])
 
 
 # -- writes -----------------------------------------------------------------------------------------

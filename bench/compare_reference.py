@@ -95,7 +95,7 @@ def agent_specs(count: int) -> list[dict]:
 OUR_AGENTS = r"""
 import json
 from agents.choices import Visibility
-from agents.embeddings import agents_embed
+from search.services import agents_embed
 from agents.models import Agent
 specs = json.loads(open({specs_file!r}).read())
 Agent.objects.bulk_create([

@@ -63,7 +63,7 @@ def mirror(env: dict, url: str) -> float:
 
 EMBED = """
 import time
-from catalog.services.embeddings import versions_embed
+from search.services import versions_embed
 from core.embeddings import get_provider
 get_provider().embed(["warm up"])
 started = time.perf_counter()

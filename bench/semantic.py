@@ -48,7 +48,7 @@ from accounts.choices import AuthMethod
 from accounts.principal import principal_for_user
 from accounts.services import user_token_issue
 from agents.choices import Visibility
-from agents.embeddings import agents_embed
+from search.services import agents_embed
 from agents.models import Agent
 
 VERBS = ["convert", "summarize", "translate", "forecast", "classify", "extract", "schedule", "monitor",
@@ -104,7 +104,7 @@ SQL = r"""
 import json, time
 from django.db import connection
 from accounts.principal import ANONYMOUS
-from agents.search import AGENT, _agents_searchable, _hnsw_ef_search, _nearest, MIN_EF_SEARCH
+from search.selectors import AGENT, _agents_searchable, _hnsw_ef_search, _nearest, MIN_EF_SEARCH
 from django.db.models import F
 from pgvector.django import CosineDistance
 from core.embeddings import get_provider

@@ -1,5 +1,5 @@
-"""Celery tasks of the catalog: syncing the upstreams whose time has come (on the beat, every minute),
-and embedding the latest versions for semantic search."""
+"""Celery tasks of the catalog: syncing the upstreams whose time has come (on the beat, every minute);
+their versions are embedded by search/tasks.py."""
 
 import logging
 
@@ -40,11 +40,3 @@ def sync_upstream_task(upstream_id: int) -> None:
         upstream_sync(upstream)
     except (SyncRunning, UpstreamError) as error:
         logger.info("Sync of %s: %s", upstream.name, error)
-
-
-@shared_task(name="catalog.embed_versions_task", ignore_result=True)
-def embed_versions_task() -> int:
-    """Embed the latest versions still marked dirty (publishes, syncs); one sweep at a time."""
-    from catalog.services.embeddings import versions_embed
-
-    return versions_embed()

@@ -111,21 +111,28 @@ def _local_model():
     return _model
 
 
-def embed_after_commit(embed_here, queue) -> None:
-    """Embed a written row once its transaction commits: here and now (`embed_here()`) when the local
-    model is loaded in this process, so the very next request finds the row by meaning (a row costs
-    milliseconds), else through the worker (`queue()`): a remote provider, a model still loading, an
-    embedding that failed here, or EMBEDDINGS_IN_REQUEST off. A rolled-back write embeds nothing; the
-    beat backstop catches the rest."""
+# The embedding tasks (search/tasks.py), named here so that the apps below search can ask for them.
+EMBED_AGENTS_TASK = "search.embed_agents_task"
+EMBED_SERVERS_TASK = "search.embed_servers_task"
+EMBED_VERSIONS_TASK = "search.embed_versions_task"
+
+
+def embed_after_commit(task_name: str, ids: list[int]) -> None:
+    """Embed written rows once their transaction commits, through the embedding task `task_name`: run
+    here and now when the local model is loaded in this process, so the very next request finds the rows
+    by meaning (a row costs milliseconds), else queued for the worker (a remote provider, a model still
+    loading, an embedding that failed here, or EMBEDDINGS_IN_REQUEST off). A rolled-back write embeds
+    nothing; the beat backstop catches the rest."""
+    from celery import current_app
 
     def embed() -> None:
         if settings.EMBEDDINGS_IN_REQUEST and settings.EMBEDDINGS_PROVIDER == "local" and _model is not None:
             try:
-                embed_here()
+                current_app.tasks[task_name](list(ids))
                 return
             except Exception:  # noqa: BLE001 - the worker tries again
                 logger.warning("embedding in the request failed; the worker will embed", exc_info=True)
-        queue()
+        current_app.send_task(task_name, args=(list(ids),))
 
     transaction.on_commit(embed, robust=True)
 

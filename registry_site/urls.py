@@ -30,5 +30,6 @@ urlpatterns = [
     path("", include("gateway.api.urls")),  # the gateway itself is ASGI (registry_site/asgi.py)
     *app_urls("servers"),
     *app_urls("catalog"),
+    *app_urls("search"),  # before agents: `api/agents/discover/semantic` is search's
     *app_urls("agents"),
 ]

@@ -3,7 +3,7 @@
 import secrets
 
 from celery import shared_task
-from celery.signals import worker_init, worker_process_init
+from celery.signals import worker_init
 
 
 @shared_task(name="servers.check_server_task", ignore_result=True)
@@ -67,32 +67,8 @@ def recheck_unhealthy_task() -> int:
     return len(ids)
 
 
-@shared_task(name="servers.embed_servers_task", ignore_result=True)
-def embed_servers_task(server_ids: list[int] | None = None) -> int:
-    """Embed the given servers and their tools, or every dirty server and tool; returns how many rows
-    were embedded."""
-    from servers.embeddings import servers_embed, tools_embed
-
-    return servers_embed(server_ids) + tools_embed(server_ids=server_ids)
-
-
 @worker_init.connect
 def _import_the_checker(**kwargs) -> None:
     """Import the MCP client stack once in the worker's main process, before it forks its pool, so the
     first check after a start does not spend seconds importing (web processes never need it)."""
     import servers.health  # noqa: F401
-
-
-@worker_process_init.connect
-def _warm_up_embeddings(**kwargs) -> None:
-    """With EMBEDDINGS_IN_REQUEST off the worker embeds every write, so each worker process loads the
-    model as it starts (5–13 s, in the background) and the first registration after a start is searchable
-    in seconds. On (the default), web processes embed their own writes and a worker process loads the
-    model only when an embedding task reaches it (bulk imports, rows a web process could not embed): an
-    idle worker process then holds no model (about 450 MB less each)."""
-    from django.conf import settings
-
-    from core.embeddings import warm_up
-
-    if not settings.EMBEDDINGS_IN_REQUEST:
-        warm_up()

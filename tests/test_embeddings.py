@@ -21,12 +21,13 @@ from core.embeddings import (
     OpenAICompatibleProvider,
     get_provider,
 )
+from search.services import servers_embed, tools_embed
+from search.tasks import embed_servers_task
 from servers.models import Server, Tool
-from servers.services import server_create, server_update, servers_embed, tools_embed
+from servers.services import server_create, server_update
 from servers.services.tools import tools_store
-from servers.tasks import embed_servers_task
-from tests.agents import semantic_fixtures
 from tests.conftest import PROJECT_DIR, clean_env
+from tests.search import semantic_fixtures
 
 embedding_model = semantic_fixtures.embedding_model
 
@@ -293,17 +294,17 @@ def test_beat_embeds_dirty_rows_every_30_seconds(settings):
         name: entry for name, entry in settings.CELERY_BEAT_SCHEDULE.items() if name.startswith("embed")
     } == {
         "embed-dirty-agents": {
-            "task": "agents.embed_agents_task",
+            "task": "search.embed_agents_task",
             "schedule": 30.0,
             "options": {"expires": 25},
         },
         "embed-dirty-servers": {
-            "task": "servers.embed_servers_task",
+            "task": "search.embed_servers_task",
             "schedule": 30.0,
             "options": {"expires": 25},
         },
         "embed-dirty-versions": {
-            "task": "catalog.embed_versions_task",
+            "task": "search.embed_versions_task",
             "schedule": 30.0,
             "options": {"expires": 25},
         },
@@ -325,7 +326,7 @@ def queued_embeddings(settings) -> list[list[int]]:
     queued = []
     for raw in redis.Redis.from_url(settings.REDIS_URL).lrange("celery", 0, -1):
         message = json.loads(raw)
-        if message["headers"]["task"] == "servers.embed_servers_task":
+        if message["headers"]["task"] == "search.embed_servers_task":
             args, _, _ = json.loads(base64.b64decode(message["body"]))
             queued.append(args[0])
     return queued

@@ -1,16 +1,14 @@
-"""The agent API and the registry-wide semantic search. `discover/semantic`, `register` and `discover`
-come before the `{path}` routes, and `{path}/toggle` before the plain `{path}` (paths ending in /toggle,
-and /register and /discover, are reserved for agents)."""
+"""The agent API. `register` and `discover` come before the `{path}` routes, and `{path}/toggle` before
+the plain `{path}` (paths ending in /toggle, and /register and /discover, are reserved for agents);
+`discover/semantic` is search's (search/api/urls.py, mounted before these)."""
 
 from django.urls import path
 
-from agents.api import search, views
+from agents.api import views
 
 app_name = "agents-api"
 
 urlpatterns = [
-    path("api/agents/discover/semantic", search.AgentSemanticSearchView.as_view(), name="agents-semantic"),
-    path("api/search/semantic", search.RegistrySemanticSearchView.as_view(), name="registry-semantic"),
     path("api/agents", views.AgentListView.as_view(), name="list"),
     path("api/agents/register", views.AgentRegisterView.as_view(), name="register"),
     path("api/agents/discover", views.AgentDiscoverView.as_view(), name="discover"),

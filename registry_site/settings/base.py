@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "oauth",
     "catalog",
     "agents",
+    "search",
     "metrics",
 ]
 

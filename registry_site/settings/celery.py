@@ -72,19 +72,19 @@ CELERY_BEAT_SCHEDULE = {
     # Backstop of the on-commit embedding tasks: embeds agents still marked dirty (a lost task, a
     # worker that was down, an edit made while an embedding ran).
     "embed-dirty-agents": {
-        "task": "agents.embed_agents_task",
+        "task": "search.embed_agents_task",
         "schedule": 30.0,
         "options": {"expires": 25},
     },
     # The same backstop for servers and their tools.
     "embed-dirty-servers": {
-        "task": "servers.embed_servers_task",
+        "task": "search.embed_servers_task",
         "schedule": 30.0,
         "options": {"expires": 25},
     },
     # And for published and mirrored servers (their latest versions).
     "embed-dirty-versions": {
-        "task": "catalog.embed_versions_task",
+        "task": "search.embed_versions_task",
         "schedule": 30.0,
         "options": {"expires": 25},
     },

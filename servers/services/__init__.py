@@ -1,6 +1,6 @@
 """Writes for servers, one module per sub-domain; everything is re-exported here."""
 
-from servers.services.embeddings import server_embedding_refresh, servers_embed, tools_embed
+from servers.services.embeddings import server_embedding_refresh
 from servers.services.health import server_health_record
 from servers.services.registry import (
     EDITABLE_FIELDS,
@@ -25,7 +25,5 @@ __all__ = [
     "server_register",
     "server_toggle",
     "server_update",
-    "servers_embed",
     "servers_refresh",
-    "tools_embed",
 ]

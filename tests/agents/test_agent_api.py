@@ -148,7 +148,7 @@ def embed_queue(django_capture_on_commit_callbacks, settings):
             return django_capture_on_commit_callbacks(execute=True)
 
         def ids(self):
-            assert {task for task, _ in published} <= {"agents.embed_agents_task"}
+            assert {task for task, _ in published} <= {"search.embed_agents_task"}
             return [agent_ids for _, agent_ids in published]
 
     yield Queue()

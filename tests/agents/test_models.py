@@ -18,6 +18,12 @@ def unit(*weights: float) -> list[float]:
 
 
 def test_agents_order_by_cosine_distance_through_pgvector():
+    from django.db import connection
+
+    # Exact distances, not the HNSW index: earlier tests' rolled-back rows stay in the index until a
+    # vacuum, and an index scan yields at most `hnsw.ef_search` candidates, dead ones included.
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
     AgentFactory(path="/far", embedding=unit(0, 1))
     AgentFactory(path="/near", embedding=unit(1, 0.1))
     AgentFactory(path="/middle", embedding=unit(1, 1))

@@ -7,7 +7,7 @@ from django.test import Client
 
 from agents.models import Agent
 from servers.models import Server, Tool
-from tests.agents import semantic_fixtures
+from tests.search import semantic_fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)  # embedding follows the commit
 

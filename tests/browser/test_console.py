@@ -8,8 +8,8 @@ import socket
 import pytest
 from mcp.server import MCPServer
 
-from agents.embeddings import agents_embed
 from core.embeddings import get_provider
+from search.services import agents_embed
 from tests.browser.conftest import PASSWORD, log_in
 from tests.factories import AgentFactory, ServerFactory
 from tests.mcp_servers import LOOPBACK, UvicornThread, time_tools
@@ -138,18 +138,21 @@ def test_agents_are_found_by_meaning_with_scores(page, operator_user, screenshot
         is_enabled=True,
     )
     assert agents_embed() == 3
-    log_in(page, "olga", "/login?next=/agents")
-    page.wait_for_url("**/agents")
+    log_in(page, "olga", "/login?next=/search")
+    page.wait_for_url("**/search")
 
     page.fill("input[name=q]", "what time is it in Tokyo right now")
     page.click("form[role=search] button[type=submit]")
     page.wait_for_selector("[data-search-results]")
-    screenshot(page, "agents-search")
+    screenshot(page, "search")
 
     hits = page.locator(".hit").evaluate_all("hits => hits.map(h => [h.dataset.entityType, h.dataset.path])")
     scores = [float(s) for s in page.locator(".hit .score").evaluate_all("s => s.map(e => e.dataset.score)")]
     assert hits[0] == ["a2a_agent", "/time-zones"]
     assert scores == sorted(scores, reverse=True)
+    page.click("[data-search-results] .hit-name a >> nth=0")
+    page.wait_for_url("**/agents#agent/time-zones")
+    screenshot(page, "agents")
     assert page.locator('tr[data-path="/time-zones"] .skills li').all_inner_texts() == ["time_in_city"]
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from tests.agents import semantic_fixtures
 from tests.browser.conftest import log_in
 from tests.factories import ServerFactory
+from tests.search import semantic_fixtures
 
 embedding_model = semantic_fixtures.embedding_model
 
@@ -191,7 +191,7 @@ def test_search_results_are_links_and_weak_matches_are_not_listed(
     sized, site, operator_user, embedding_model
 ):
     page, width = sized
-    from agents.embeddings import agents_embed
+    from search.services import agents_embed
     from tests.factories import AgentFactory
 
     AgentFactory(
@@ -209,7 +209,7 @@ def test_search_results_are_links_and_weak_matches_are_not_listed(
         visibility="public",
     )
     assert agents_embed() == 2
-    log_in(page, "olga", "/login?next=/agents%3Fq%3Dconvert%2Bcurrency")
+    log_in(page, "olga", "/login?next=/search%3Fq%3Dconvert%2Bcurrency")
 
     assert page.locator("[data-search-results] .hit-name").all_inner_texts() == ["Currency Agent"]
     with page.expect_navigation():

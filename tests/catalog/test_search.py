@@ -3,7 +3,8 @@
 import pytest
 
 from catalog.models import ServerVersion
-from catalog.services.embeddings import version_text, versions_embed
+from search.services import versions_embed
+from search.texts import version_text
 from tests.factories import stored_version
 
 pytestmark = pytest.mark.django_db
@@ -78,11 +79,11 @@ def test_anonymous_callers_find_catalog_entries_only_when_the_listing_is_public(
     assert (closed, opened[0]["name"]) == ([], "com.example/git")
 
 
-def test_the_agents_page_shows_catalog_hits_linked_to_the_catalog(client, catalog, member):
+def test_the_search_page_shows_catalog_hits_linked_to_the_catalog(client, catalog, member):
     versions_embed()
     client.force_login(member("reader"))
 
-    page = client.get("/agents", {"q": "weather forecasts for my city"})
+    page = client.get("/search", {"q": "weather forecasts for my city"})
 
     assert page.status_code == 200
     assert '<a href="/catalog?q=io.github.acme/weather">io.github.acme/weather</a>' in page.content.decode()

@@ -22,12 +22,12 @@ from core.metrics_client import emit, reset_client
 from servers.health import check_and_record
 from tests.accounts import test_oidc_login
 from tests.accounts.test_oidc_login import AUDIENCE, CLIENT_ID, CLIENT_SECRET
-from tests.agents import semantic_fixtures
 from tests.factories import AgentFactory, ServerFactory
 
 # The `*_fixture` import registers time_server for this module.
 from tests.mcp_servers import time_server_fixture  # noqa: F401
 from tests.oidc.harness import client_credentials_token
+from tests.search import semantic_fixtures
 
 embedding_model = semantic_fixtures.embedding_model
 provider = test_oidc_login.provider  # a real OpenID provider (npm's oidc-provider) on loopback
@@ -514,7 +514,7 @@ def test_a_bearer_token_on_the_api_reports_an_auth_request_without_a_server(
 def test_a_semantic_search_reports_tool_discovery_with_its_times(
     receiver, make_client, client, embedding_model
 ):
-    from agents.embeddings import agents_embed
+    from search.services import agents_embed
 
     AgentFactory(path="/fx", name="FX", description="Converts currencies", is_enabled=True)
     agents_embed()

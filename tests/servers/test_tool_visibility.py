@@ -6,9 +6,10 @@ import pytest
 from accounts.choices import AuthMethod
 from accounts.principal import Principal, principal_for_user
 from gateway.messages import filter_answer
+from search.services import servers_embed, tools_embed
 from servers.models import Tool
-from servers.services import server_create, servers_embed, tools_embed
-from tests.agents import semantic_fixtures
+from servers.services import server_create
+from tests.search import semantic_fixtures
 
 embedding_model = semantic_fixtures.embedding_model
 

@@ -11,12 +11,13 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import User
 from agents import services
 from agents.choices import Visibility
-from agents.embeddings import agent_text, agents_embed
 from agents.models import Agent
 from core import embeddings
-from tests.agents import semantic_fixtures
-from tests.agents.semantic_fixtures import QUERIES
+from search.services import agents_embed
+from search.texts import agent_text
 from tests.factories import AgentFactory
+from tests.search import semantic_fixtures
+from tests.search.semantic_fixtures import QUERIES
 
 pytestmark = pytest.mark.django_db
 

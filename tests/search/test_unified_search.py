@@ -4,11 +4,11 @@ the limit, on the real model and real pgvector."""
 import pytest
 
 from agents.choices import Visibility
-from agents.embeddings import agents_embed
+from search.services import agents_embed, servers_embed, tools_embed
 from servers.models import Server, Tool
-from servers.services import server_create, servers_embed, tools_embed
-from tests.agents import semantic_fixtures
+from servers.services import server_create
 from tests.factories import AgentFactory
+from tests.search import semantic_fixtures
 
 pytestmark = pytest.mark.django_db
 

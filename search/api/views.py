@@ -14,25 +14,25 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
-from agents.search import (
+from core.embeddings import EmbeddingError
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented
+from core.parsers import JSONParser
+from search.selectors import (
     CATALOG_ENTRY,
     ENTITY_TYPES,
     MAX_RESULTS,
+    QUERY_MAX_LENGTH,
     TOOL,
     Match,
     agents_semantic,
     registry_semantic,
     search_rate_limit,
 )
-from core.embeddings import EmbeddingError
-from core.errors import ApiError, ErrorCode
-from core.openapi import documented
-from core.parsers import JSONParser
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_RESULTS = 10
-QUERY_MAX_LENGTH = 1000  # the model reads 256 word pieces; longer queries only cost time
 
 
 class SemanticQuerySerializer(serializers.Serializer):

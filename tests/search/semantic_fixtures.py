@@ -387,7 +387,7 @@ def embedding_model():
 @pytest.fixture
 def agent_corpus(db, embedding_model):
     """Every agent of AGENTS, public and enabled, embedded by the real embedding function."""
-    from agents.embeddings import agents_embed
+    from search.services import agents_embed
 
     agents = {
         path: AgentFactory(
