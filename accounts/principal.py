@@ -145,6 +145,13 @@ class Principal:
         """The rules that grant tools/call (on which servers, to which tools); admins need none."""
         return tuple(rule for rule in self.server_rules if ANY in rule.methods or TOOLS_CALL in rule.methods)
 
+    def tools_view(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """What decides which tools this caller is shown (its tool rules; none for admins), as a key for
+        caches of what it is shown: callers with the same view are shown the same tools."""
+        if self.is_admin:
+            return ()
+        return tuple(sorted((rule.server, tuple(sorted(rule.tools))) for rule in self.tool_rules()))
+
     def allows_other_mcp(self, server_path: str, method: str) -> bool:
         """May this caller send `method`, a method outside the MCP specification (gateway/jsonrpc.py)?"""
         if self.is_admin:

@@ -57,11 +57,21 @@ def registry_page(
     """One page as the JSON text of its ServerResponse list; returns (json_text, shown, last (name,
     version) shown, more_after_these).
 
-    Pages are kept per process for each view of the servers (principals who see the same servers share
-    them) until a server or a version changes (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
+    Pages are kept per process for each view of the servers and their tools (principals who see the same
+    servers and are shown the same tools share them) until a server or a version changes
+    (servers/cache.LISTINGS), at most LISTING_CHECK_LAG_SECONDS."""
     sees_all, paths = principal.server_visibility()
     filters = {"search": search, "updated_since": updated_since, "version": version}
-    key = ("v01", sees_all or paths, base_url, after, limit, include_deleted, *sorted(filters.items()))
+    key = (
+        "v01",
+        sees_all or paths,
+        principal.tools_view(),
+        base_url,
+        after,
+        limit,
+        include_deleted,
+        *sorted(filters.items()),
+    )
 
     def build():
         servers_after, no_servers = _servers_after(after)

@@ -3,6 +3,8 @@ each one's JSON (`json_build_object`), so a page of 100 servers costs no model i
 `servers.v01_responses.server_response`'s, field for field; tests/servers/test_v01_sql.py holds
 the two to the same output. catalog/listing.py merges these rows with the published versions'."""
 
+import json
+
 from django.conf import settings
 from django.db import connection
 
@@ -35,7 +37,7 @@ def iso(column: str) -> str:
     )
 
 
-def _server_json(q: Sql, base_url: str) -> str:
+def _server_json(q: Sql, base_url: str, counts: dict[str, int]) -> str:
     namespace = settings.REGISTRY_NAMESPACE
     sse = "s.supported_transports = ARRAY['sse']::varchar(32)[]"
 
@@ -55,14 +57,19 @@ def _server_json(q: Sql, base_url: str) -> str:
         f"json_build_object('type', CASE WHEN {sse} THEN 'sse' ELSE 'streamable-http' END, "
         f"'url', {q.p(base_url)} || s.path || CASE WHEN {sse} THEN '/sse' ELSE '/mcp' END)"
     )
+    internal_key = q.p(f"io.{namespace}/internal")
+    # The tools the caller is shown where its tool rules narrow them (servers.policies.tool_counts).
+    num_tools = "s.num_tools"
+    if counts:
+        num_tools = f"coalesce(({q.p(json.dumps(counts))}::jsonb ->> s.path)::integer, s.num_tools)"
     internal = (
         "json_build_object('path', s.path, 'is_enabled', s.is_enabled, 'health_status', s.health_status, "
-        "'num_tools', s.num_tools, 'tags', to_json(s.tags), 'license', s.license)"
+        f"'num_tools', {num_tools}, 'tags', to_json(s.tags), 'license', s.license)"
     )
     server = (
         f"json_build_object('name', {server_name}, 'description', {description}, 'version', s.version, "
         f"'title', {server_title}, 'remotes', json_build_array({remote}), "
-        f"'_meta', json_build_object({q.p(f'io.{namespace}/internal')}, {internal}))"
+        f"'_meta', json_build_object({internal_key}, {internal}))"
     )
     registry = (
         f"json_build_object('last_checked', {iso('s.last_checked_at')}, 'health_status', s.health_status)"
@@ -75,7 +82,9 @@ def _server_json(q: Sql, base_url: str) -> str:
     return f"json_build_object('server', {server}, '_meta', {meta})"
 
 
-def servers_page_rows(ids: list[int], *, base_url: str) -> list[tuple[str, str, str]]:
+def servers_page_rows(
+    ids: list[int], *, base_url: str, counts: dict[str, int] | None = None
+) -> list[tuple[str, str, str]]:
     """`[(name, version, ServerResponse as JSON text)]` of the servers `ids`, by name (the order of
     their paths, compared as bytes). The page's ids are chosen first by a lean query, so an empty page
     costs no JSON query at all."""
@@ -83,7 +92,7 @@ def servers_page_rows(ids: list[int], *, base_url: str) -> list[tuple[str, str, 
         return []
     q = Sql()
     name = f"({q.p(name_prefix())} || replace(substr(s.path, 2), '/', '.'))"  # first in the text, first made
-    server_json = _server_json(q, base_url)
+    server_json = _server_json(q, base_url, counts or {})
     q.params.append(list(ids))
     sql = (
         f"SELECT {name}, s.version, ({server_json})::text FROM servers_server s "

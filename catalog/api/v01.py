@@ -21,6 +21,7 @@ from accounts.authentication import (
     RegistrySessionAuthentication,
     principal_of,
 )
+from catalog import policies
 from catalog.api.pagination import BadCursor, decode_cursor, encode_cursor
 from catalog.listing import registry_page
 from catalog.responses import version_response
@@ -37,7 +38,7 @@ from core.openapi import V01Error, documented, path_parameter
 from core.validators import PATH_PATTERN
 from servers.clients import gateway_base_url
 from servers.naming import path_from_name
-from servers.policies import server_seen
+from servers.policies import server_seen, shown_counts
 from servers.v01_responses import server_list, server_response
 
 DEFAULT_LIMIT = 100
@@ -179,7 +180,8 @@ class ServerVersionsView(V01View):
             server = server_seen(principal_of(request), path)
             if server is None:
                 raise not_found()
-            return Response(server_list([server], base_url=base_url, next_cursor=None))
+            shown = shown_counts(principal_of(request), [server])
+            return Response(server_list(shown, base_url=base_url, next_cursor=None))
         rows = versions_of(server_name, include_deleted=include_deleted)
         if not rows:
             raise not_found()
@@ -201,7 +203,8 @@ class ServerVersionView(V01View):
                 raise not_found()
             if version != "latest" and version != server.version:
                 raise not_found("Server version not found")
-            return Response(server_response(server, base_url=gateway_base_url(request)))
+            [shown] = shown_counts(principal_of(request), [server])
+            return Response(server_response(shown, base_url=gateway_base_url(request)))
         row = version_of(server_name, version, include_deleted=include_deleted)
         if row is None:
             raise not_found(
@@ -236,10 +239,8 @@ class ServerVersionView(V01View):
             and version_of(server_name, version, include_deleted=True) is None
         ):
             raise not_found("Server version not found")
-        if not principal_of(request).may_publish(server_name):
-            raise ApiError(
-                403, ErrorCode.PERMISSION_DENIED, f"You do not have permission to change {server_name}."
-            )
+        if why := policies.publish_refusal(principal_of(request), server_name):
+            raise ApiError(403, ErrorCode.PERMISSION_DENIED, why)
         raise ApiError(501, ErrorCode.NOT_IMPLEMENTED, message)
 
 

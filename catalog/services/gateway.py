@@ -9,6 +9,7 @@ from django.db import transaction
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record
+from catalog import policies
 from catalog.choices import Status
 from catalog.models import GatewayBinding, ServerVersion
 from catalog.services.publishing import CatalogRefused
@@ -45,8 +46,8 @@ def version_put_behind_gateway(
 ) -> Server:
     """Make the latest version's remote a gateway server at `path` (derived from the name by default),
     enabled, with the outbound `headers` an administrator sets (credentials); administrators only."""
-    if not actor.is_admin:
-        raise CatalogRefused(403, "Only registry administrators may put servers behind the gateway.")
+    if why := policies.gateway_binding_refusal(actor):
+        raise CatalogRefused(403, why)
     latest = ServerVersion.objects.filter(name=name, is_latest=True).exclude(status=Status.DELETED).first()
     if latest is None:
         raise CatalogRefused(404, "Server not found")

@@ -10,10 +10,11 @@ from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services import audit_event_record
+from catalog import policies
 from catalog.choices import Status
 from catalog.models import STATUS_MESSAGE_MAX_LENGTH, ServerVersion
 from catalog.services.latest import latest_recompute, name_lock
-from catalog.services.publishing import CatalogRefused, gateway_name_refusal
+from catalog.services.publishing import CatalogRefused
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ class StatusChange:
 
 
 def _check_editable(actor, name: str, rows) -> None:
-    if (refusal := gateway_name_refusal(name)) is not None:
-        raise refusal
+    if why := policies.gateway_name_refusal(name):
+        raise CatalogRefused(403, why)
     if not rows:
         raise CatalogRefused(404, "Server not found")
-    if not actor.may_publish(name):
-        raise CatalogRefused(403, f"You do not have publish or edit permissions for {name}.")
+    if why := policies.publish_refusal(actor, name):
+        raise CatalogRefused(403, why)
     mirrored = next((row for row in rows if row.upstream_id is not None), None)
     if mirrored is not None:
         raise CatalogRefused(

@@ -5,10 +5,10 @@ from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record
+from catalog import policies
 from catalog.documents import InvalidDocument, check_document
 from catalog.models import ServerVersion
 from catalog.services.latest import latest_recompute, name_lock
-from servers.naming import name_prefix
 
 MAX_VERSIONS_PER_SERVER = 10_000
 
@@ -21,17 +21,6 @@ class CatalogRefused(Exception):
         self.status, self.message = status, message
 
 
-def gateway_name_refusal(name: str) -> CatalogRefused | None:
-    """Names under `io.<namespace>/` are the gateway's own servers, written by the server APIs."""
-    if name.startswith(name_prefix()):
-        return CatalogRefused(
-            403,
-            f"Names under {name_prefix()} are the servers of this registry's gateway; register or change "
-            "them with the server APIs (POST /api/register).",
-        )
-    return None
-
-
 def version_publish(*, actor, document) -> ServerVersion:
     """Store a new version of a server: the whole document, active, latest if the rule says so.
 
@@ -42,10 +31,8 @@ def version_publish(*, actor, document) -> ServerVersion:
     except InvalidDocument as invalid:
         raise CatalogRefused(400, str(invalid)) from None
     name, version = document["name"], document["version"]
-    if not actor.may_publish(name):
-        raise CatalogRefused(403, f"You may not publish {name}: no scope of yours names it.")
-    if (refusal := gateway_name_refusal(name)) is not None:
-        raise refusal
+    if why := policies.publish_refusal(actor, name) or policies.gateway_name_refusal(name):
+        raise CatalogRefused(403, why)
     if version.strip() != version or version == "latest":
         raise CatalogRefused(400, "version must be a specific version, such as 1.0.2 (not latest).")
     now = timezone.now()

@@ -53,7 +53,7 @@ def test_a_scope_publishes_the_names_its_patterns_match(client, acme_token, name
         assert answer.json() == {
             "error": {
                 "code": "FORBIDDEN",
-                "message": f"You may not publish {name}: no scope of yours names it.",
+                "message": f"You may not publish or change {name}: no scope of yours names it.",
             }
         }
 
@@ -82,6 +82,33 @@ def test_the_status_of_a_name_is_changed_by_those_who_may_publish_it(client, acm
         "deprecated",
         "active",
     ]
+
+
+def test_every_write_to_a_name_is_refused_by_the_same_rule_in_the_same_words(client, acme_token, admin_token):
+    publish(client, admin_token, _doc(name="com.other/weather"))
+    headers = {"Authorization": f"Bearer {acme_token}"}
+    status = {"status": "deprecated"}
+
+    answers = [
+        publish(client, acme_token, _doc(name="com.other/weather", version="2.0.0")),
+        client.patch("/v0.1/servers/com.other%2Fweather/status", status, "application/json", headers=headers),
+        client.patch(
+            "/v0.1/servers/com.other%2Fweather/versions/1.0.0/status",
+            status,
+            "application/json",
+            headers=headers,
+        ),
+        client.put(
+            "/v0.1/servers/com.other%2Fweather/versions/1.0.0", {}, "application/json", headers=headers
+        ),
+        client.delete("/v0.1/servers/com.other%2Fweather/versions/1.0.0", headers=headers),
+    ]
+
+    message = "You may not publish or change com.other/weather: no scope of yours names it."
+    assert [(answer.status_code, answer.json()["error"]["message"]) for answer in answers] == [
+        (403, message)
+    ] * 5
+    assert ServerVersion.objects.get().status == "active"
 
 
 def test_the_gateways_names_are_not_published_even_by_an_administrator(client, admin_token):

@@ -152,3 +152,24 @@ def test_search_never_finds_a_tool_the_caller_may_not_call(
 
     assert found(admin_user)[0] == "delete_note"
     assert sorted(found(reader)) == ["get_forecast", "list_notes", "read_note"]
+
+
+def test_v01_counts_only_the_tools_shown_and_shares_no_cached_page(as_reader, admin_client, notes, weather):
+    def counts(client, url):
+        answer = client.get(url)
+        assert answer.status_code == 200, answer.content
+        return {
+            entry["server"]["name"]: entry["server"]["_meta"]["io.mcpgateway/internal"]["num_tools"]
+            for entry in answer.json()["servers"]
+        }
+
+    admin_first = counts(admin_client, "/v0.1/servers")  # fills the page cache for the admin's view
+    listed = counts(as_reader, "/v0.1/servers")
+    versions = counts(as_reader, "/v0.1/servers/io.mcpgateway%2Fnotes/versions")
+    latest = as_reader.get("/v0.1/servers/io.mcpgateway%2Fnotes/versions/latest").json()
+
+    assert admin_first == {"io.mcpgateway/notes": 3, "io.mcpgateway/weather": 1}
+    assert listed == {"io.mcpgateway/notes": 2, "io.mcpgateway/weather": 1}
+    assert versions == {"io.mcpgateway/notes": 2}
+    assert latest["server"]["_meta"]["io.mcpgateway/internal"]["num_tools"] == 2
+    assert counts(admin_client, "/v0.1/servers") == admin_first
