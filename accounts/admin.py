@@ -1,5 +1,6 @@
 """Operator console for users, groups, identity-provider mappings, service accounts, scopes, tokens and
-the (read-only) audit trail. Every write goes through accounts' services, which audit it."""
+the (read-only) audit trail: registry administrators' work (core.admin.ConsoleModelAdmin's default).
+Every write goes through accounts' services, which audit it."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -12,11 +13,11 @@ from accounts.admin_forms import ScopeForm
 from accounts.choices import SYSTEM_GROUPS
 from accounts.models import AuditEvent, ClientCredential, IdpGroupMapping, IssuedToken, Scope, User
 from accounts.services.groups import group_name_problem
-from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin, related_values
+from core.admin import ConsoleModelAdmin, ReadOnlyModelAdmin, ServiceModelAdmin, related_values
 
 
 @admin.register(User)
-class UserAdmin(BaseUserAdmin):
+class UserAdmin(ConsoleModelAdmin, BaseUserAdmin):
     list_display = ("username", "email", "is_service_account", "is_staff", "is_superuser", "is_active")
     list_filter = ("is_service_account", "is_staff", "is_superuser", "is_active", "groups")
     fieldsets = (*BaseUserAdmin.fieldsets, ("Machine identity", {"fields": ("is_service_account",)}))
@@ -58,7 +59,7 @@ class UserAdmin(BaseUserAdmin):
 
 
 @admin.register(ClientCredential)
-class ClientCredentialAdmin(admin.ModelAdmin):
+class ClientCredentialAdmin(ConsoleModelAdmin):
     """Credentials are created from the user list (the secret is shown once) and revoked here."""
 
     list_display = ("client_id", "user", "description", "is_active", "created_at", "last_used_at")
@@ -83,7 +84,7 @@ class ClientCredentialAdmin(admin.ModelAdmin):
 
 
 @admin.register(IssuedToken)
-class IssuedTokenAdmin(admin.ModelAdmin):
+class IssuedTokenAdmin(ConsoleModelAdmin):
     list_display = ("jti", "user", "kind", "description", "created_at", "expires_at", "revoked_at")
     list_filter = ("kind", "revoked_at", "expires_at")
     search_fields = ("jti", "user__username", "description")
@@ -115,7 +116,7 @@ class IssuedTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(IdpGroupMapping)
-class IdpGroupMappingAdmin(admin.ModelAdmin):
+class IdpGroupMappingAdmin(ConsoleModelAdmin):
     list_display = ("idp_group", "group")
     search_fields = ("idp_group", "group__name")
     list_select_related = ("group",)

@@ -1,8 +1,9 @@
-"""Operator console for agents. Saves, deletes and bulk actions go through the services."""
+"""Operator console for agents: who sees and changes which is agents/policies.py's rule. Saves, deletes and
+bulk actions go through the services."""
 
 from django.contrib import admin
 
-from agents import services
+from agents import policies, services
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
 from core.admin import ServiceModelAdmin
 
@@ -35,6 +36,27 @@ class AgentAdmin(ServiceModelAdmin):
         ("Bookkeeping", {"fields": ("registered_at", "updated_at")}),
     )
     actions = ["enable_selected", "disable_selected"]
+
+    # Who sees and may change which agent: agents/policies.py's rules, as on every other surface.
+    def shown(self, principal, queryset):
+        return queryset.filter(pk__in=Agent.objects.visible_to(principal).values("pk"))
+
+    def may_view(self, principal, obj) -> bool:
+        if obj is None:
+            return principal.is_authenticated  # public agents are seen by everyone
+        return Agent.objects.visible_to(principal).filter(pk=obj.pk).exists()
+
+    def may_add(self, principal) -> bool:
+        return policies.agent_may_publish(principal)
+
+    def may_change(self, principal, obj) -> bool:
+        return obj is None or policies.agent_may_modify(principal, obj)
+
+    def may_delete(self, principal, obj) -> bool:
+        return obj is None or policies.agent_may_delete(principal, obj)
+
+    def may_toggle(self, principal, obj) -> bool:
+        return policies.agent_may_toggle(principal, obj)
 
     @admin.display(description="skills")
     def skill_count(self, obj: Agent) -> int:

@@ -7,7 +7,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
-from accounts.authentication import principal_from_session
 from catalog.models import ServerVersion, Upstream
 from catalog.services import CatalogRefused, versions_detach
 from catalog.services.gateway import version_put_behind_gateway
@@ -118,8 +117,14 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
     exclude = ("embedding", "embedding_dirty")
     actions = ["detach", "put_behind_gateway"]
 
+    def may_view(self, principal, obj) -> bool:
+        return principal.is_authenticated  # /v0.1 lists every version to every caller who signs in
+
+    def shown(self, principal, queryset):
+        return queryset if self.may_view(principal, None) else queryset.none()
+
     def has_change_permission(self, request, obj=None):
-        return obj is None and request.user.is_superuser  # the detach action; no version is edited
+        return obj is None and self.principal(request).is_admin  # the detach action; no version is edited
 
     @admin.display(description="origin")
     def origin(self, obj: ServerVersion) -> str:
@@ -133,7 +138,7 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
 
     @admin.action(description="Put behind the gateway (their remote becomes a gateway server)")
     def put_behind_gateway(self, request, queryset):
-        principal = principal_from_session(request)
+        principal = self.principal(request)
         for name in sorted(set(queryset.values_list("name", flat=True))):
             try:
                 server = version_put_behind_gateway(actor=principal, name=name)

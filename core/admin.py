@@ -1,11 +1,68 @@
-"""The base of every operator-console ModelAdmin that writes: saves, deletes and bulk toggles go
-through the app's services, so the admin validates and audits exactly like the APIs."""
+"""The bases of every operator-console ModelAdmin.
+
+- `ConsoleModelAdmin`: who may see, add, change, delete and toggle which row is the registry's rule (the
+  app's policies.py, through the caller's Principal), never Django's model permissions. A model without
+  a rule of its own is for registry administrators (superusers and the mcp-registry-admin group).
+- `ServiceModelAdmin`: saves, deletes and bulk toggles go through the app's services, so the admin
+  validates and audits exactly like the APIs.
+- `ReadOnlyModelAdmin`: records the system writes; the console only reads them.
+"""
 
 from django.contrib import admin, messages
 from django.db import models
 
 
-class ServiceModelAdmin(admin.ModelAdmin):
+class ConsoleModelAdmin(admin.ModelAdmin):
+    """Subclasses answer the `may_*` questions with their app's policies; the default is "administrators
+    only". The caller's Principal comes from the console's site (`principal_of(request)`)."""
+
+    def may_view(self, principal, obj) -> bool:
+        """May see `obj`, or, for None, this model's list at all."""
+        return principal.is_admin
+
+    def may_add(self, principal) -> bool:
+        return principal.is_admin
+
+    def may_change(self, principal, obj) -> bool:
+        """May change `obj`, or, for None, some row of this model."""
+        return principal.is_admin
+
+    def may_delete(self, principal, obj) -> bool:
+        return self.may_change(principal, obj)
+
+    def may_toggle(self, principal, obj) -> bool:
+        return self.may_change(principal, obj)
+
+    def shown(self, principal, queryset):
+        """The rows of `queryset` the list shows the caller."""
+        return queryset if principal.is_admin else queryset.none()
+
+    def principal(self, request):
+        return self.admin_site.principal_of(request)
+
+    def get_queryset(self, request):
+        queryset, principal = super().get_queryset(request), self.principal(request)
+        return queryset if principal.is_admin else self.shown(principal, queryset)
+
+    def has_module_permission(self, request):
+        principal = self.principal(request)
+        return principal.is_admin or self.may_view(principal, None)
+
+    def has_view_permission(self, request, obj=None):
+        principal = self.principal(request)
+        return principal.is_admin or self.may_view(principal, obj)
+
+    def has_add_permission(self, request, obj=None):
+        return self.may_add(self.principal(request))
+
+    def has_change_permission(self, request, obj=None):
+        return self.may_change(self.principal(request), obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return self.may_delete(self.principal(request), obj)
+
+
+class ServiceModelAdmin(ConsoleModelAdmin):
     """Subclasses name their services; this class maps the admin's hooks onto them."""
 
     editable_fields: tuple[str, ...] = ()
@@ -29,15 +86,20 @@ class ServiceModelAdmin(admin.ModelAdmin):
         raise NotImplementedError(f"{type(self).__name__} has no related fields")
 
     def get_readonly_fields(self, request, obj=None):
-        readonly = super().get_readonly_fields(request, obj)
-        return (*self.readonly_on_change, *readonly) if obj is not None else readonly
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            readonly = (*self.readonly_on_change, *readonly)
+        toggles = any(field.name == "is_enabled" for field in self.model._meta.fields)
+        if toggles and obj is not None and not self.may_toggle(self.principal(request), obj):
+            readonly = (*readonly, "is_enabled")
+        return readonly
 
     def save_model(self, request, obj, form, change):
         fields = {name: form.cleaned_data[name] for name in form.changed_data if name in self.editable_fields}
         if change:
             instance = self.model.objects.get(pk=obj.pk)
             self.service_update(request, instance, fields)
-            if "is_enabled" in form.changed_data:
+            if "is_enabled" in form.changed_data and self.may_toggle(self.principal(request), instance):
                 self.service_toggle(request, instance, obj.is_enabled)
         else:
             instance = self.service_create(request, obj, fields)
@@ -67,7 +129,8 @@ class ServiceModelAdmin(admin.ModelAdmin):
         self._toggle_many(request, queryset, enabled=False)
 
     def _toggle_many(self, request, queryset, *, enabled: bool) -> None:
-        changed = [obj for obj in queryset if obj.is_enabled != enabled]
+        principal = self.principal(request)
+        changed = [obj for obj in queryset if obj.is_enabled != enabled and self.may_toggle(principal, obj)]
         for instance in changed:
             self.service_toggle(request, instance, enabled)
         state = "enabled" if enabled else "disabled"
@@ -82,7 +145,7 @@ def related_values(form, names) -> dict:
     return {name: form.cleaned_data.pop(name) for name in names if name in form.cleaned_data}
 
 
-class ReadOnlyModelAdmin(admin.ModelAdmin):
+class ReadOnlyModelAdmin(ConsoleModelAdmin):
     """Records the console only reads: written by the system (tool listings, health history, the audit
     trail, metric rows), never added, edited or deleted by hand."""
 

@@ -6,12 +6,13 @@ from django.contrib import admin, messages
 from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.models import Application
 
+from core.admin import ConsoleModelAdmin
 from oauth.models import Consent
 from oauth.services import application_delete, application_save, consent_withdraw
 
 
 @admin.register(Consent)
-class ConsentAdmin(admin.ModelAdmin):
+class ConsentAdmin(ConsoleModelAdmin):
     list_display = ("user", "application", "all_rights", "remembered", "updated_at")
     list_filter = ("all_rights", "remembered", "application__registration_source")
     search_fields = ("user__username", "application__name", "application__client_id")
@@ -37,7 +38,7 @@ admin.site.unregister(Application)
 
 
 @admin.register(Application)
-class RegisteredApplicationAdmin(ApplicationAdmin):
+class RegisteredApplicationAdmin(ConsoleModelAdmin, ApplicationAdmin):
     """Applications with how each identified itself: registered here, dynamically, or by a metadata
     document (whose URL is its client id)."""
 

@@ -6,6 +6,8 @@
   provider apps and tokens (providers come from the environment; tokens are not stored), and the linked
   provider accounts unless an identity provider is configured.
 - A metrics page with plots per server and per tool (metrics/admin_views.py), listed under Metrics.
+- Every model follows the registry's rules for the caller (core.admin.ConsoleModelAdmin), those of
+  other packages included.
 """
 
 from django.conf import settings
@@ -30,6 +32,15 @@ class ConsoleAdminSite(admin.AdminSite):
             *super().get_urls(),
         ]
 
+    def principal_of(self, request):
+        """The caller as the registry's rules see it (core.admin.ConsoleModelAdmin asks), once a request."""
+        from accounts.authentication import principal_from_session
+        from accounts.principal import ANONYMOUS
+
+        if not hasattr(request, "console_principal"):
+            request.console_principal = principal_from_session(request, user=request.user) or ANONYMOUS
+        return request.console_principal
+
     def server_paths(self) -> list[str]:
         """Every server's path, for the forms of apps below the servers app (a scope's rules)."""
         from servers.models import Server
@@ -43,7 +54,7 @@ class ConsoleAdminSite(admin.AdminSite):
                 apps[target]["models"] = sorted(
                     apps[target]["models"] + apps.pop(source)["models"], key=lambda model: model["name"]
                 )
-        if "metrics" in apps and request.user.is_superuser:
+        if "metrics" in apps and self.principal_of(request).is_admin:
             apps["metrics"]["models"].insert(0, _plots_entry())
         if app_label is not None:
             return [apps[app_label]] if app_label in apps else []
@@ -75,9 +86,22 @@ def unused_models_unregister(site: admin.AdminSite) -> None:
             site.unregister(model)
 
 
+def console_rules_apply(site: admin.AdminSite) -> None:
+    """Give the ModelAdmins that other packages register (django-oauth-toolkit's tokens and grants) the
+    console's rule: without a rule of their own, they are for registry administrators."""
+    from core.admin import ConsoleModelAdmin
+
+    for model, model_admin in list(site._registry.items()):
+        if not isinstance(model_admin, ConsoleModelAdmin):
+            ruled = type(type(model_admin).__name__, (ConsoleModelAdmin, type(model_admin)), {})
+            site.unregister(model)
+            site.register(model, ruled)
+
+
 class ConsoleAdminConfig(AdminConfig):
     default_site = "registry_site.admin_site.ConsoleAdminSite"
 
     def ready(self):
         super().ready()  # autodiscovers every app's admin module
         unused_models_unregister(admin.site)
+        console_rules_apply(admin.site)

@@ -5,8 +5,9 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html
 
+from accounts.choices import UiPermission
 from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
-from servers import services
+from servers import policies, services
 from servers.models import HealthTransition, Server, Tool
 
 
@@ -20,6 +21,16 @@ class ToolInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
+
+    def has_view_permission(self, request, obj=None):
+        return True  # on a server page the caller may see; the rows are the tools it is shown
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        principal = self.admin_site.principal_of(request)
+        return super().get_queryset(request).filter(pk__in=policies.tools_visible(principal).values("pk"))
 
     @admin.display(description="input schema")
     def schema(self, obj: Tool) -> str:
@@ -65,6 +76,27 @@ class ServerAdmin(ServiceModelAdmin):
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 
+    # Who sees and may change which server: servers/policies.py's rules, as on every other surface.
+    def shown(self, principal, queryset):
+        return queryset.filter(pk__in=Server.objects.visible_to(principal).values("pk"))
+
+    def may_view(self, principal, obj) -> bool:
+        if obj is None:
+            return any(principal.server_visibility())
+        return Server.objects.visible_to(principal).filter(pk=obj.pk).exists()
+
+    def may_add(self, principal) -> bool:
+        return policies.server_may(principal, UiPermission.REGISTER_SERVICE)
+
+    def may_change(self, principal, obj) -> bool:
+        return policies.server_may(principal, UiPermission.MODIFY_SERVICE, obj)
+
+    def may_delete(self, principal, obj) -> bool:
+        return policies.server_may_delete(principal)
+
+    def may_toggle(self, principal, obj) -> bool:
+        return policies.server_may(principal, UiPermission.TOGGLE_SERVICE, obj)
+
     @admin.display(description="outbound headers")
     def outbound_header_names(self, obj: Server) -> str:
         return ", ".join(sorted(obj.headers)) or "—"
@@ -94,6 +126,14 @@ class ToolAdmin(ReadOnlyModelAdmin):
     fields = ("schema", "name", "server", "description")  # the schema first: it is what callers send
     readonly_fields = fields
 
+    def shown(self, principal, queryset):
+        return queryset.filter(pk__in=policies.tools_visible(principal).values("pk"))
+
+    def may_view(self, principal, obj) -> bool:
+        if obj is None:
+            return any(principal.server_visibility())
+        return policies.tools_visible(principal).filter(pk=obj.pk).exists()
+
     @admin.display(description="input schema")
     def schema(self, obj: Tool) -> str:
         return schema_block(obj.input_schema)
@@ -115,3 +155,11 @@ class HealthTransitionAdmin(ReadOnlyModelAdmin):
     ordering = ("-at", "-id")  # newest first
     readonly_fields = ("server", "from_status", "to_status", "detail", "at")
     list_per_page = 100
+
+    def shown(self, principal, queryset):
+        return queryset.filter(server__in=Server.objects.visible_to(principal).values("pk"))
+
+    def may_view(self, principal, obj) -> bool:
+        if obj is None:
+            return any(principal.server_visibility())
+        return Server.objects.visible_to(principal).filter(pk=obj.server_id).exists()

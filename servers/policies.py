@@ -50,6 +50,16 @@ def require(principal: Principal, permission: UiPermission, path: str | None = N
         raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You lack {permission} permission{where}.")
 
 
+def server_may(principal: Principal, permission: UiPermission, server: Server | None = None) -> bool:
+    """`require` as a question: may the caller do `permission` to `server` (to some server, for None)?"""
+    return principal.can(permission, server.path if server is not None else None)
+
+
+def server_may_delete(principal: Principal) -> bool:
+    """Deleting a server (its tools and every grant naming it) is an administrator's."""
+    return principal.is_admin
+
+
 def tools_visible(principal: Principal, server: Server | None = None):
     """The tools the caller sees (of one server, when given), in name order."""
     tools = Tool.objects.visible_to(principal).defer("embedding")
