@@ -17,8 +17,7 @@ import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from functools import cache, partial
 from http import HTTPStatus
 
@@ -35,6 +34,7 @@ from pydantic import ValidationError
 
 from core.metric_choices import MetricType
 from core.metrics_client import emit
+from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.services import server_health_record
@@ -52,17 +52,6 @@ DISCOVER_METHOD = "server/discover"
 
 AUTH_STATUSES = (401, 403)
 MCP_CONTENT_TYPES = ("application/json", "text/event-stream")
-
-
-@dataclass
-class CheckResult:
-    """What one health check found; `tools` is None when the check could not list them."""
-
-    status: str
-    detail: str
-    tools: list[dict] | None = None
-    checked_at: datetime = field(default_factory=timezone.now)
-    elapsed_ms: int = 0
 
 
 class ToolListingError(Exception):

@@ -2,25 +2,22 @@
 events; they only record what the server answered."""
 
 import logging
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
 
+from servers.check_results import CheckResult
 from servers.choices import HealthStatus
 from servers.live.publish import health_changed
 from servers.models import HealthTransition, Server
 from servers.services.tools import tools_store
-
-if TYPE_CHECKING:
-    from servers.health import CheckResult
 
 logger = logging.getLogger(__name__)
 
 CHECK_STATUSES = (HealthStatus.HEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED, HealthStatus.UNHEALTHY)
 
 
-def server_health_record(*, server: Server, result: "CheckResult") -> bool:
+def server_health_record(*, server: Server, result: CheckResult) -> bool:
     """Store a check's status, detail and time and, when the check listed tools, the tools.
 
     A failed check keeps the last known tools: a server that is down for a minute has not stopped

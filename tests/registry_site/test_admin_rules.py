@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def servers(db):
-    weather, clock = ServerFactory(path="/weather", name="Weather"), ServerFactory(path="/clock", name="Clock")
+    weather = ServerFactory(path="/weather", name="Weather")
+    clock = ServerFactory(path="/clock", name="Clock")
     ToolFactory(server=weather, name="get_forecast")
     ToolFactory(server=clock, name="get_time")
     return weather, clock
@@ -46,7 +47,8 @@ def test_a_staff_member_sees_the_servers_and_tools_their_scopes_show(weather_sta
     assert (server_list.status_code, listed(server_list)) == (200, ["/weather"])
     assert (tool_list.status_code, listed(tool_list)) == (200, ["get_forecast"])
     assert weather_staff.get(f"/admin/servers/server/{weather.pk}/change/").status_code == 200
-    assert weather_staff.get(f"/admin/servers/server/{clock.pk}/change/").status_code == 302  # "does not exist"
+    # Unseen, so "does not exist": the admin sends the caller back to the index.
+    assert weather_staff.get(f"/admin/servers/server/{clock.pk}/change/").status_code == 302
 
 
 def test_a_staff_member_changes_only_what_their_scopes_let_them(weather_staff, servers):

@@ -1,0 +1,18 @@
+"""What one health check found: made by the checker (servers/health.py), recorded by the services
+(servers/services/health.py), so neither imports the other for it."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+
+
+@dataclass
+class CheckResult:
+    """What one health check found; `tools` is None when the check could not list them."""
+
+    status: str
+    detail: str
+    tools: list[dict] | None = None
+    checked_at: datetime = field(default_factory=timezone.now)
+    elapsed_ms: int = 0
