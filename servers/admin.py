@@ -37,13 +37,29 @@ class ToolInline(admin.TabularInline):
         return schema_block(obj.input_schema)
 
 
+class SeenServersAdmin:
+    """Rows of the servers the caller sees, as servers/policies.py rules on every surface: `server_lookup`
+    leads from a row to its server."""
+
+    server_lookup = "server"
+
+    def shown(self, principal, queryset):
+        seen = Server.objects.visible_to(principal).values("pk")
+        return queryset.filter(**{f"{self.server_lookup}__in": seen})
+
+    def may_view(self, principal, obj) -> bool:
+        if obj is None:
+            return policies.sees_servers(principal)
+        return self.shown(principal, self.model.objects.filter(pk=obj.pk)).exists()
+
+
 def schema_block(schema) -> str:
     """A tool's input schema, indented, in a <pre> the admin shows as is."""
     return format_html('<pre class="tool-schema">{}</pre>', json.dumps(schema, indent=2, sort_keys=True))
 
 
 @admin.register(Server)
-class ServerAdmin(ServiceModelAdmin):
+class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
     editable_fields = services.EDITABLE_FIELDS
     readonly_on_change = ("path",)
     list_display = (
@@ -76,14 +92,7 @@ class ServerAdmin(ServiceModelAdmin):
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 
-    # Who sees and may change which server: servers/policies.py's rules, as on every other surface.
-    def shown(self, principal, queryset):
-        return queryset.filter(pk__in=Server.objects.visible_to(principal).values("pk"))
-
-    def may_view(self, principal, obj) -> bool:
-        if obj is None:
-            return any(principal.server_visibility())
-        return Server.objects.visible_to(principal).filter(pk=obj.pk).exists()
+    server_lookup = "pk"
 
     def may_add(self, principal) -> bool:
         return policies.server_may(principal, UiPermission.REGISTER_SERVICE)
@@ -115,7 +124,7 @@ class ServerAdmin(ServiceModelAdmin):
 
 
 @admin.register(Tool)
-class ToolAdmin(ReadOnlyModelAdmin):
+class ToolAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     """Tools come from tool discovery; the console only shows them."""
 
     list_display = ("name", "server", "short_description")
@@ -129,11 +138,6 @@ class ToolAdmin(ReadOnlyModelAdmin):
     def shown(self, principal, queryset):
         return queryset.filter(pk__in=policies.tools_visible(principal).values("pk"))
 
-    def may_view(self, principal, obj) -> bool:
-        if obj is None:
-            return any(principal.server_visibility())
-        return policies.tools_visible(principal).filter(pk=obj.pk).exists()
-
     @admin.display(description="input schema")
     def schema(self, obj: Tool) -> str:
         return schema_block(obj.input_schema)
@@ -144,7 +148,7 @@ class ToolAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(HealthTransition)
-class HealthTransitionAdmin(ReadOnlyModelAdmin):
+class HealthTransitionAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     """Health history is written by the checker and by enable/disable; the console only reads it."""
 
     list_display = ("at", "server", "from_status", "to_status", "detail")
@@ -155,11 +159,3 @@ class HealthTransitionAdmin(ReadOnlyModelAdmin):
     ordering = ("-at", "-id")  # newest first
     readonly_fields = ("server", "from_status", "to_status", "detail", "at")
     list_per_page = 100
-
-    def shown(self, principal, queryset):
-        return queryset.filter(server__in=Server.objects.visible_to(principal).values("pk"))
-
-    def may_view(self, principal, obj) -> bool:
-        if obj is None:
-            return any(principal.server_visibility())
-        return Server.objects.visible_to(principal).filter(pk=obj.server_id).exists()

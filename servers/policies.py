@@ -50,6 +50,11 @@ def require(principal: Principal, permission: UiPermission, path: str | None = N
         raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You lack {permission} permission{where}.")
 
 
+def sees_servers(principal: Principal) -> bool:
+    """Does the caller see any server at all?"""
+    return any(principal.server_visibility())
+
+
 def server_may(principal: Principal, permission: UiPermission, server: Server | None = None) -> bool:
     """`require` as a question: may the caller do `permission` to `server` (to some server, for None)?"""
     return principal.can(permission, server.path if server is not None else None)

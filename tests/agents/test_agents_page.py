@@ -7,23 +7,12 @@ import pytest
 from accounts.models import AuditEvent
 from agents.models import Agent
 from tests.search import semantic_fixtures
+from tests.search.test_search_page import analyst  # noqa: F401
 from tests.search.test_unified_search import registry  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
 embedding_model = semantic_fixtures.embedding_model
-
-
-@pytest.fixture
-def analyst(client, member, scope_factory):
-    """Sees /fx, /forecast and /old-fx (not /secret-fx) and may enable or disable /poet."""
-    scope_factory(
-        "analysts",
-        group="analysts",
-        ui={"list_service": ["/fx", "/forecast", "/old-fx"], "toggle_agent": ["/poet"]},
-    )
-    client.force_login(member("ana", "analysts"))
-    return client
 
 
 def page(response) -> str:
@@ -76,7 +65,7 @@ def test_the_page_needs_a_login(client):
     assert (response.status_code, response["Location"]) == (302, "/login?next=%2Fagents")
 
 
-def test_the_old_search_address_leads_to_the_search_page(analyst):
+def test_the_old_search_address_leads_to_the_search_page(analyst):  # noqa: F811
     response = analyst.get("/agents", {"q": "convert currency"})
 
     assert (response.status_code, response["Location"]) == (302, "/search?q=convert+currency")
