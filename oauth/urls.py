@@ -26,7 +26,7 @@ urlpatterns = [
     path("oauth/register", views.RegistrationView.as_view(), name="dcr-register"),
     path(  # RFC 7592: a registered client reads, updates or deletes its registration with its own token
         "oauth/register/<str:client_id>",
-        toolkit.DynamicClientRegistrationManagementView.as_view(),
+        views.RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
     # The default endpoints of the 2025-03-26 revision, which hosts fall back to when they hold no

@@ -3,6 +3,7 @@ where a user takes credentials for an MCP host, a token or an authorized applica
 
 from oauth.views.authorization import (
     ConsentView,
+    RegistrationManagementView,
     RegistrationView,
     ResourceMetadataView,
     consent_withdraw_form,
@@ -12,6 +13,7 @@ from oauth.views.tokens import token_revoke_form, tokens
 
 __all__ = [
     "ConsentView",
+    "RegistrationManagementView",
     "RegistrationView",
     "ResourceMetadataView",
     "consent_withdraw_form",

@@ -16,7 +16,10 @@ from django.views.decorators.http import require_POST
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
-from oauth2_provider.views.dynamic_client_registration import DynamicClientRegistrationView
+from oauth2_provider.views.dynamic_client_registration import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from accounts.authentication import principal_from_session
@@ -25,10 +28,10 @@ from core import ratelimit
 from core.public_url import base_url, origin
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
+from oauth.clients import ClientMetadataRefused, client_metadata_check
 from oauth.models import Consent
 
 ALL_RIGHTS = "__all__"
-LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 
 def our_origins(request) -> set[str]:
@@ -196,9 +199,24 @@ def _policy_sending_forms_to(redirect_uri: str) -> str:
     return "; ".join([*kept, f"form-action 'self' {target}"])
 
 
+def _metadata_refusal(request) -> JsonResponse | None:
+    """The OAuth error answering a registration body that breaks the rule of oauth/clients.py, or None."""
+    try:
+        metadata = json_loads(request.body)
+    except InputRejected as rejected:
+        return _oauth_error("invalid_client_metadata", str(rejected), 400)
+    if not isinstance(metadata, dict):
+        return _oauth_error("invalid_client_metadata", "The body must be a JSON object.", 400)
+    try:
+        client_metadata_check(metadata)
+    except ClientMetadataRefused as refused:
+        return _oauth_error(refused.error, refused.description, 400)
+    return None
+
+
 class RegistrationView(DynamicClientRegistrationView):
     """POST /oauth/register: dynamic client registration (RFC 7591), open to anyone within
-    OAUTH_REGISTRATIONS_PER_HOUR per address; http redirect URIs only on loopback (RFC 8252)."""
+    OAUTH_REGISTRATIONS_PER_HOUR per address, under the one rule for client metadata (oauth/clients.py)."""
 
     def post(self, request, *args, **kwargs):
         address = request.META.get("REMOTE_ADDR", "")
@@ -212,18 +230,15 @@ class RegistrationView(DynamicClientRegistrationView):
             for name, value in limit.headers().items():
                 response[name] = value
             return response
-        try:
-            metadata = json_loads(request.body)
-        except InputRejected as rejected:
-            return _oauth_error("invalid_client_metadata", str(rejected), 400)
-        uris = metadata.get("redirect_uris") if isinstance(metadata, dict) else None
-        for uri in uris if isinstance(uris, list) else []:
-            parts = urlsplit(uri) if isinstance(uri, str) else None
-            if parts is not None and parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
-                return _oauth_error(
-                    "invalid_redirect_uri", "An http redirect URI must be a loopback address (RFC 8252).", 400
-                )
-        return super().post(request, *args, **kwargs)
+        return _metadata_refusal(request) or super().post(request, *args, **kwargs)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    """GET/PUT/DELETE /oauth/register/<client_id> (RFC 7592): a client reads, replaces or removes its
+    registration with its registration token; a replacement follows the same rule as a registration."""
+
+    def put(self, request, *args, **kwargs):
+        return _metadata_refusal(request) or super().put(request, *args, **kwargs)
 
 
 def _oauth_error(error: str, description: str, status: int) -> JsonResponse:

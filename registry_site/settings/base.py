@@ -2,7 +2,7 @@
 
 import os
 
-from registry_site.settings.env import BASE_DIR, env, env_required
+from registry_site.settings.env import BASE_DIR, ConfigurationError, env, env_required
 from registry_site.settings.services import (  # noqa: F401 (re-exported as settings)
     DATABASE_URL,
     EMBEDDED_DATABASE,
@@ -193,6 +193,11 @@ REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
 # the threads each runs Django's requests in (registry_site/wsgi_bridge.py).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=os.cpu_count() or 1)
 WEB_THREADS = env.int("WEB_THREADS", default=4)
+# Fetches from parties the registry does not run (core/outbound.py) that one web process makes at once
+# while callers wait (client metadata documents): below WEB_THREADS, so they never hold every thread.
+OUTBOUND_FETCHES_PER_PROCESS = env.int("OUTBOUND_FETCHES_PER_PROCESS", default=max(1, WEB_THREADS // 2))
+if not 1 <= OUTBOUND_FETCHES_PER_PROCESS < max(WEB_THREADS, 2):
+    raise ConfigurationError("OUTBOUND_FETCHES_PER_PROCESS must be at least 1 and below WEB_THREADS")
 ADMIN_USER = env.str("ADMIN_USER", default="admin")
 ADMIN_PASSWORD = env.str("ADMIN_PASSWORD", default="")
 ADMIN_PASSWORD_FILE = VAR_DIR / "admin_password"
@@ -220,6 +225,9 @@ from registry_site.settings.channels import *  # noqa: E402,F403
 from registry_site.settings.embeddings import *  # noqa: E402,F403
 from registry_site.settings.metrics import *  # noqa: E402,F403
 from registry_site.settings.oauth import *  # noqa: E402,F403
+
+# Client metadata documents are fetched within the process's cap, taken without waiting (core/outbound.py).
+OAUTH2_PROVIDER["CIMD_MAX_CONCURRENT_FETCHES"] = OUTBOUND_FETCHES_PER_PROCESS  # noqa: F405
 
 if GATEWAY_PUBLIC_URL:  # the issuer of the authorization server is the public URL, whatever the Host
     OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = GATEWAY_PUBLIC_URL  # noqa: F405

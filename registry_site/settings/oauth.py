@@ -19,8 +19,11 @@ OAUTH_UNUSED_REGISTRATION_HOURS = env.int("OAUTH_UNUSED_REGISTRATION_HOURS", def
 # Client ID Metadata Documents are fetched over https from public addresses only; development may let
 # loopback addresses serve them (still https; the CA comes from SSL_CERT_FILE like any OpenSSL client).
 OAUTH_CIMD_ALLOW_LOOPBACK = env.bool("OAUTH_CIMD_ALLOW_LOOPBACK", default=False)
+# The whole fetch of a document (connecting, headers, body), whatever the pace of its server.
 OAUTH_CIMD_TIMEOUT_SECONDS = env.float("OAUTH_CIMD_TIMEOUT_SECONDS", default=5.0)
 OAUTH_CIMD_MAX_BYTES = env.int("OAUTH_CIMD_MAX_BYTES", default=16 * 1024)
+# The most redirect URIs one client may register (oauth/clients.py).
+OAUTH_MAX_REDIRECT_URIS = env.int("OAUTH_MAX_REDIRECT_URIS", default=10)
 # Redirect URI schemes a client may register besides http (loopback only) and https: the private-use
 # schemes of the common MCP hosts (RFC 8252 section 7.1).
 OAUTH_REDIRECT_SCHEMES = env.list(
