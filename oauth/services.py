@@ -70,6 +70,34 @@ def consent_withdraw(*, actor, consent: Consent) -> int:
     return revoked
 
 
+def code_replay_revoke(*, access_token_checksum: str, client_id: str) -> int:
+    """An authorization code was presented again: revoke what its first exchange issued, the access token
+    and its refresh token's whole family (OAuth 2.1 section 4.1.3). Returns how many access tokens ended."""
+    with transaction.atomic():
+        token = AccessToken.objects.filter(token_checksum=access_token_checksum).first()
+        if token is None:
+            return 0
+        families = set(
+            RefreshToken.objects.filter(access_token=token)
+            .exclude(token_family=None)
+            .values_list("token_family", flat=True)
+        )
+        tokens = AccessToken.objects.filter(pk=token.pk)
+        for family in families:
+            tokens |= AccessToken.objects.filter(refresh_token__token_family=family)
+        ended = tokens.count()
+        RefreshToken.objects.filter(token_family__in=families).delete()
+        RefreshToken.objects.filter(access_token=token).delete()
+        tokens.delete()
+        audit_event_record(
+            actor=None,
+            action=AuditAction.OAUTH_CODE_REPLAY,
+            target=f"application:{client_id}",
+            detail={"tokens_revoked": ended},
+        )
+    return ended
+
+
 def applications_purge_unused(*, older_than: timedelta) -> int:
     """Remove applications that registered themselves (dynamic registration or a metadata document)
     longer than `older_than` ago and were never authorized by anyone. Safe to run twice."""

@@ -29,6 +29,7 @@ from core.public_url import base_url, origin
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
+from oauth.validators import code_challenge_problem
 from oauth.models import Consent
 
 ALL_RIGHTS = "__all__"
@@ -83,12 +84,11 @@ class ConsentView(AuthorizationView):
         if "form" not in context:  # an error page of django-oauth-toolkit
             return super().render_to_response(context, **kwargs)
         application = context["application"]
+        problem = code_challenge_problem(context.get("code_challenge"))  # (the code's creation asks too)
         if context.get("code_challenge_method") != "S256":  # (a missing challenge never gets this far)
-            error = CustomOAuth2Error(
-                error="invalid_request",
-                description='Unsupported code_challenge_method; use "S256".',
-                state=context.get("state"),
-            )
+            problem = 'Unsupported code_challenge_method; use "S256".'
+        if problem is not None:
+            error = CustomOAuth2Error(error="invalid_request", description=problem, state=context.get("state"))
             return self.error_response(
                 OAuthToolkitError(error=error, redirect_uri=context["redirect_uri"]), application
             )

@@ -45,6 +45,7 @@ OAUTH2_PROVIDER = {
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,  # a used refresh token presented again revokes its family
+    "OAUTH2_VALIDATOR_CLASS": "oauth.validators.RegistryValidator",  # S256 challenges, code replay
     "ACCESS_TOKEN_GENERATOR": "oauth.tokens.access_token",
     "REFRESH_TOKEN_GENERATOR": "oauth.tokens.refresh_token",
     "PKCE_REQUIRED": True,
