@@ -1,6 +1,7 @@
 """The URL clients reach the registry at: GATEWAY_PUBLIC_URL when set, else the scheme and Host of the
-request (behind a proxy, SECURE_PROXY_SSL_HEADER says when it was https). One rule for the pages, the
-APIs, the OAuth metadata and the gateway's own answers (an ASGI scope has no Django request)."""
+request (behind a proxy of TRUSTED_PROXIES, the scheme it forwarded: runtime/web_server.py). One rule for
+the pages, the APIs, the OAuth metadata and the gateway's own answers (an ASGI scope has no Django
+request)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,6 @@ def base_url_of_scope(scope) -> str:
         return settings.GATEWAY_PUBLIC_URL
     headers = dict(scope.get("headers") or [])
     scheme = scope.get("scheme", "http")
-    proxied = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
-    if proxied:
-        name = proxied[0].removeprefix("HTTP_").replace("_", "-").lower().encode()
-        if headers.get(name, b"").decode("latin-1").strip() == proxied[1]:
-            scheme = "https"
     host = headers.get(b"host", b"").decode("latin-1").strip()
     if not host and scope.get("server"):
         address, port = scope["server"][:2]

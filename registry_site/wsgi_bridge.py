@@ -13,6 +13,8 @@ import io
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from core.websockets import CLOSE_NOT_FOUND
+
 HEADER_NAMES = {"content-length": "CONTENT_LENGTH", "content-type": "CONTENT_TYPE"}
 
 
@@ -58,6 +60,13 @@ class WsgiInThreads:
         self.environ = environ or {}
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket":  # none is served here (the metrics service): closed at once
+            await receive()  # websocket.connect
+            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": CLOSE_NOT_FOUND})
+            return
+        if scope["type"] != "http":
+            return
         body = bytearray()
         while True:
             message = await receive()

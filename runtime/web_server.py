@@ -8,12 +8,19 @@ multi-worker socket is not, and an answer's headers and body, written apart, the
 client's delayed ACK.
 
 uvicorn hands request bodies to the application as they arrive, so the request guard refuses an
-oversized body before it is read."""
+oversized body before it is read.
 
+`X-Forwarded-For` and `X-Forwarded-Proto` (the caller's address and scheme) are read only from the
+addresses of TRUSTED_PROXIES (none by default): from anyone else they are ignored, so no client chooses
+the scheme of the issuer or the address its rate limits count against."""
+
+import os
 import socket
 import sys
 
+import django
 import uvicorn
+from django.conf import settings
 from django.urls import get_resolver
 
 
@@ -28,9 +35,18 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def proxy_options() -> dict:
+    """uvicorn's options for the proxies it may believe (TRUSTED_PROXIES: addresses or networks)."""
+    trusted = [address.strip() for address in settings.TRUSTED_PROXIES if address.strip()]
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": trusted or ""}
+
+
 def main(application: str, host: str, port: str) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings.base")
+    django.setup()
     config = uvicorn.Config(
         application,
+        **proxy_options(),
         lifespan="off",
         http="httptools",
         ws="websockets",

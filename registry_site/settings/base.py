@@ -193,6 +193,9 @@ REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
 # the threads each runs Django's requests in (registry_site/wsgi_bridge.py).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=os.cpu_count() or 1)
 WEB_THREADS = env.int("WEB_THREADS", default=4)
+# Addresses (or networks, `10.0.0.0/8`) of the proxies in front of the web processes whose
+# X-Forwarded-For and X-Forwarded-Proto are believed (runtime/web_server.py); nobody's by default.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 # Fetches from parties the registry does not run (core/outbound.py) that one web process makes at once
 # while callers wait (client metadata documents): below WEB_THREADS, so they never hold every thread.
 OUTBOUND_FETCHES_PER_PROCESS = env.int("OUTBOUND_FETCHES_PER_PROCESS", default=max(1, WEB_THREADS // 2))

@@ -1,7 +1,8 @@
 """Limits at the door, against real web processes as `make run` starts them: oversized bodies are
-refused with 413 before they are read (by Content-Length, and by counting a body sent without one), and a
+refused with 413 before they are read (by Content-Length, and by counting a body sent without one), a
 burst of websocket handshakes is served (or refused with 1013), never answered with a 500, with
-statistics that stay true."""
+statistics that stay true; a websocket to the metrics service is closed with 4404; X-Forwarded-* are
+believed only from TRUSTED_PROXIES."""
 
 import asyncio
 import json
@@ -23,8 +24,9 @@ LIMIT = 1024 * 1024
 
 @pytest.fixture(scope="module")
 def ports(tmp_path_factory, django_db_setup, django_db_blocker):
-    """A registry web process (with a deliberately small Redis pool) and a metrics service process."""
-    web_port, metrics_port = free_ports(2)
+    """A registry web process (with a deliberately small Redis pool), one behind a trusted proxy on
+    loopback, and a metrics service process."""
+    web_port, metrics_port, trusting_port = free_ports(3)
     group = ProcessGroup(tmp_path_factory.mktemp("limits"))
     with django_db_blocker.unblock():
         try:
@@ -32,9 +34,13 @@ def ports(tmp_path_factory, django_db_setup, django_db_blocker):
                 "web", web_port, "registry_site.asgi:application", env={"REDIS_POOL_MAX_CONNECTIONS": "20"}
             )
             metrics = group.web("metrics", metrics_port, "registry_site.metrics_asgi:application")
+            trusting = group.web(
+                "trusting", trusting_port, "registry_site.asgi:application", env={"TRUSTED_PROXIES": "127.0.0.1"}
+            )
             wait_healthy(web_port, web)
             wait_healthy(metrics_port, metrics)
-            yield {"registry": web_port, "metrics": metrics_port}
+            wait_healthy(trusting_port, trusting)
+            yield {"registry": web_port, "metrics": metrics_port, "trusting": trusting_port}
         finally:
             group.stop()
 
@@ -117,3 +123,31 @@ def test_a_burst_of_websocket_handshakes_is_served_and_counted_truly(ports):
     assert opened >= 1
     assert during["active_connections"] == opened
     assert after["active_connections"] == 0
+
+
+def test_a_websocket_to_the_metrics_service_is_closed_with_4404(ports):
+    async def attempt():
+        async with connect(f"ws://127.0.0.1:{ports['metrics']}/metrics", open_timeout=10) as socket_:
+            try:
+                await asyncio.wait_for(socket_.recv(), 10)
+            except ConnectionClosed as closed:
+                return closed.rcvd.code if closed.rcvd else None
+        return None
+
+    assert asyncio.run(attempt()) == 4404
+    assert requests.get(f"http://127.0.0.1:{ports['metrics']}/health", timeout=10).status_code == 200
+
+
+FORWARDED = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+
+
+def test_forwarded_headers_are_believed_only_from_trusted_proxies(ports):
+    untrusted = requests.get(
+        f"http://127.0.0.1:{ports['registry']}/.well-known/oauth-authorization-server", headers=FORWARDED
+    )
+    trusted = requests.get(
+        f"http://127.0.0.1:{ports['trusting']}/.well-known/oauth-authorization-server", headers=FORWARDED
+    )
+
+    assert untrusted.json()["issuer"] == f"http://127.0.0.1:{ports['registry']}"
+    assert trusted.json()["issuer"] == f"https://127.0.0.1:{ports['trusting']}"
