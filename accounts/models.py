@@ -78,6 +78,8 @@ class ClientCredential(models.Model):
     Only a SHA-256 hash of the secret is stored; the secret is shown once, when it is created.
     """
 
+    SECRET_FIELDS = ("secret_hash",)  # never filtered, searched, sorted or shown (core/admin.py)
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="credentials")
     client_id = models.CharField(max_length=80, unique=True)
     secret_hash = models.CharField(max_length=64)

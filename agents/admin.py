@@ -56,7 +56,7 @@ class AgentAdmin(ServiceModelAdmin):
         return obj is None or policies.agent_may_delete(principal, obj)
 
     def may_toggle(self, principal, obj) -> bool:
-        return policies.agent_may_toggle(principal, obj)
+        return obj is None or policies.agent_may_toggle(principal, obj)
 
     @admin.display(description="skills")
     def skill_count(self, obj: Agent) -> int:

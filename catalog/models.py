@@ -17,6 +17,8 @@ class Upstream(models.Model):
 
     `auth_header` is sent to the upstream as `Authorization`; no page or API answer shows it."""
 
+    SECRET_FIELDS = ("auth_header",)  # never filtered, searched, sorted or shown (core/admin.py)
+
     name = models.SlugField(max_length=100, unique=True)
     url = models.URLField(
         max_length=2048, validators=[validate_http_url], help_text="its base URL, before /v0.1"

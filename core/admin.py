@@ -6,10 +6,36 @@
 - `ServiceModelAdmin`: saves, deletes and bulk toggles go through the app's services, so the admin
   validates and audits exactly like the APIs.
 - `ReadOnlyModelAdmin`: records the system writes; the console only reads them.
+
+Every list of the console filters by the filters its admin declares and nothing else (`lookup_allowed`):
+Django would otherwise accept a lookup on any local field in the URL (`?headers__X-Api-Key__startswith=`),
+which reads a secret a character at a time. A model's `SECRET_FIELDS` (credentials, and the hashes of
+credentials) are never filtered, searched, sorted or shown, whatever an admin declares.
+
+Every action asks the same policy as the pages: it is offered only to a caller with the permissions it
+declares (`change` when it declares none), and runs only on the selected rows the caller may change (or
+delete) by the model's `may_*` rule.
 """
 
 from django.contrib import admin, messages
+from django.contrib.admin.filters import SimpleListFilter
+from django.contrib.admin.utils import get_fields_from_path
 from django.db import models
+from django.db.models.constants import LOOKUP_SEP
+
+# The suffixes Django's own list filters put after a field's path in the list URL.
+FIELD_FILTER_SUFFIXES = ("", "exact", "isnull", "in", "gte", "gt", "lt", "lte", "isempty")
+ACTION_ROW_RULES = {
+    "change": "may_change",
+    "delete": "may_delete",
+    "view": "may_view",
+    "toggle": "may_toggle",
+}
+
+
+def secret_fields(model) -> frozenset[str]:
+    """Fields of `model` holding secrets (its SECRET_FIELDS)."""
+    return frozenset(getattr(model, "SECRET_FIELDS", ()))
 
 
 class ConsoleModelAdmin(admin.ModelAdmin):
@@ -40,6 +66,70 @@ class ConsoleModelAdmin(admin.ModelAdmin):
     def principal(self, request):
         return self.admin_site.principal_of(request)
 
+    # -- lists: declared filters only, secrets never ------------------------------------------------
+
+    def declared_lookups(self, request) -> set[str]:
+        """The query parameters of the filters this admin declares (and of its date hierarchy)."""
+        lookups: set[str] = set()
+        paths = [self.date_hierarchy] if self.date_hierarchy else []
+        for item in self.get_list_filter(request):
+            if isinstance(item, type) and issubclass(item, SimpleListFilter):
+                lookups.add(item.parameter_name)
+            else:
+                paths.append(item[0] if isinstance(item, list | tuple) else item)
+        for path in paths:
+            field = get_fields_from_path(self.model, path)[-1]
+            if field.is_relation and field.target_field is not None:
+                lookups.update({f"{path}__{field.target_field.name}__exact", f"{path}__isnull"})
+            else:
+                lookups.update(f"{path}__{suffix}" if suffix else path for suffix in FIELD_FILTER_SUFFIXES)
+        if self.date_hierarchy:
+            lookups.update(f"{self.date_hierarchy}__{part}" for part in ("year", "month", "day"))
+        return lookups
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if lookup.split(LOOKUP_SEP)[0] in secret_fields(self.model):
+            return False
+        return lookup in self.declared_lookups(request)
+
+    def get_search_fields(self, request):
+        secret = secret_fields(self.model)
+        return [
+            name
+            for name in super().get_search_fields(request)
+            if name.lstrip("^=@").split(LOOKUP_SEP)[0] not in secret
+        ]
+
+    def get_sortable_by(self, request):
+        secret = secret_fields(self.model)
+        return [name for name in super().get_sortable_by(request) if name not in secret]
+
+    # -- actions: the same policy as the pages ------------------------------------------------------
+
+    def get_actions(self, request):
+        actions = {}
+        for name, (function, action_name, description) in super().get_actions(request).items():
+            needed = getattr(function, "allowed_permissions", None) or ("change",)
+            if all(getattr(self, f"has_{permission}_permission")(request) for permission in needed):
+                actions[name] = (self._rows_ruled(function, needed), action_name, description)
+        return actions
+
+    def _rows_ruled(self, function, needed):
+        """`function` run on the selected rows the caller may act on by `needed`'s row rules."""
+        rules = [ACTION_ROW_RULES[permission] for permission in needed if permission in ACTION_ROW_RULES]
+
+        def ruled(modeladmin, request, queryset):
+            principal = modeladmin.principal(request)
+            allowed = [
+                obj.pk for obj in queryset if all(getattr(modeladmin, rule)(principal, obj) for rule in rules)
+            ]
+            return function(modeladmin, request, queryset.filter(pk__in=allowed))
+
+        ruled.__name__ = getattr(function, "__name__", "action")
+        ruled.allowed_permissions = needed
+        ruled.short_description = getattr(function, "short_description", None)
+        return ruled
+
     def get_queryset(self, request):
         queryset, principal = super().get_queryset(request), self.principal(request)
         return queryset if principal.is_admin else self.shown(principal, queryset)
@@ -60,6 +150,10 @@ class ConsoleModelAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return self.may_delete(self.principal(request), obj)
+
+    def has_toggle_permission(self, request, obj=None):
+        """The enable and disable actions' permission (`permissions=["toggle"]`)."""
+        return self.may_toggle(self.principal(request), obj)
 
 
 class ServiceModelAdmin(ConsoleModelAdmin):
@@ -120,17 +214,16 @@ class ServiceModelAdmin(ConsoleModelAdmin):
         for instance in queryset:
             self.service_delete(request, instance)
 
-    @admin.action(description="Enable selected %(verbose_name_plural)s", permissions=["change"])
+    @admin.action(description="Enable selected %(verbose_name_plural)s", permissions=["toggle"])
     def enable_selected(self, request, queryset):
         self._toggle_many(request, queryset, enabled=True)
 
-    @admin.action(description="Disable selected %(verbose_name_plural)s", permissions=["change"])
+    @admin.action(description="Disable selected %(verbose_name_plural)s", permissions=["toggle"])
     def disable_selected(self, request, queryset):
         self._toggle_many(request, queryset, enabled=False)
 
     def _toggle_many(self, request, queryset, *, enabled: bool) -> None:
-        principal = self.principal(request)
-        changed = [obj for obj in queryset if obj.is_enabled != enabled and self.may_toggle(principal, obj)]
+        changed = [obj for obj in queryset if obj.is_enabled != enabled]  # (rows ruled by get_actions)
         for instance in changed:
             self.service_toggle(request, instance, enabled)
         state = "enabled" if enabled else "disabled"

@@ -16,6 +16,8 @@ class ApiKey(models.Model):
     """The key of one sending service. Only the SHA-256 of the key is stored; the key itself is shown
     once, when it is made (or lives in the `METRICS_API_KEY_<NAME>` variable it came from)."""
 
+    SECRET_FIELDS = ("key_hash",)  # never filtered, searched, sorted or shown (core/admin.py)
+
     service = models.CharField(max_length=100, unique=True)
     key_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=12, help_text="The first characters of the key, to recognise it.")

@@ -17,6 +17,8 @@ class Server(models.Model):
     response and no admin list ever shows them.
     """
 
+    SECRET_FIELDS = ("headers",)  # never filtered, searched, sorted or shown (core/admin.py)
+
     path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)

@@ -9,10 +9,9 @@ import requests
 from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from accounts.models import AuditEvent
-from tests.gateway.gateway_calls import INITIALIZE, gateway_fixture, post  # noqa: F401
-from tests.mcp_servers import time_server_fixture  # noqa: F401
+from tests.gateway.gateway_calls import INITIALIZE, post
+from tests.oauth.conftest import VERIFIER, inputs_of
 from tests.oauth.flow import REDIRECT_URI
-from tests.oauth.test_refusals import VERIFIER, host, olga, servers  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,11 +71,9 @@ def test_a_code_challenge_that_s256_cannot_make_is_refused(host, servers, challe
 
 
 def test_an_altered_challenge_on_the_consent_form_creates_no_code(host, servers):
-    from tests.oauth.test_refusals import _inputs
-
     client_id = host.register().json()["client_id"]
     page = host.authorize(client_id, host.base + "/alpha/mcp")
-    form = {name: value for name, value in _inputs(page.text) if name not in ("rights", "remember")}
+    form = {name: value for name, value in inputs_of(page.text) if name not in ("rights", "remember")}
     form.update(code_challenge="abc", allow="on", rights="__all__")
 
     answer = host.browser.post(

@@ -2,11 +2,7 @@
 unregistered redirect URI or a resource that is not ours; tokens used at another server; a refresh token
 used twice (its family ends); bad metadata documents; registration floods; withdrawn consents."""
 
-import base64
-import hashlib
 import json
-import secrets
-from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
@@ -14,128 +10,11 @@ from oauth2_provider.models import AccessToken, Application
 
 from accounts.models import AuditEvent
 from oauth.models import Consent
-from tests.browser.conftest import PASSWORD
-from tests.factories import ServerFactory
-from tests.gateway.gateway_calls import INITIALIZE, gateway_fixture, post  # noqa: F401
-from tests.mcp_servers import time_server_fixture  # noqa: F401
-from tests.oauth.flow import REDIRECT_URI, DocumentServer, loopback_certificate
+from tests.gateway.gateway_calls import INITIALIZE, post
+from tests.oauth.conftest import VERIFIER, error_of, inputs_of
+from tests.oauth.flow import REDIRECT_URI
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-VERIFIER = secrets.token_urlsafe(48)
-CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
-
-
-@pytest.fixture
-def olga(member, scope_factory):
-    for path in ("/alpha", "/beta"):
-        scope_factory(
-            f"{path[1:]}-users",
-            group="users",
-            server_rules=[{"server": path, "methods": ["*"], "tools": ["*"]}],
-        )
-    user = member("olga", "users")
-    user.set_password(PASSWORD)
-    user.save()
-    return user
-
-
-@pytest.fixture
-def servers(time_server):
-    ServerFactory(path="/alpha", proxy_pass_url=time_server)
-    ServerFactory(path="/beta", proxy_pass_url=time_server)
-
-
-class Host:
-    """An MCP host speaking plain HTTP to the registry on loopback, its user logged in."""
-
-    def __init__(self, base: str):
-        self.base = base
-        self.browser = requests.Session()
-        page = self.browser.get(f"{base}/login")
-        token = page.cookies.get("csrftoken") or self.browser.cookies.get("csrftoken")
-        self.browser.post(
-            f"{base}/login",
-            data={"username": "olga", "password": PASSWORD, "csrfmiddlewaretoken": token},
-            headers={"Referer": f"{base}/login"},
-        )
-
-    def register(self, **metadata) -> requests.Response:
-        document = {
-            "client_name": "Plain Host",
-            "redirect_uris": [REDIRECT_URI],
-            "token_endpoint_auth_method": "none",
-        }
-        return requests.post(f"{self.base}/oauth/register", json={**document, **metadata})
-
-    def authorize(self, client_id: str, resource: str | None, **overrides) -> requests.Response:
-        params = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT_URI,
-            "state": "s1",
-            "code_challenge": CHALLENGE,
-            "code_challenge_method": "S256",
-            "scope": "mcp",
-            **({"resource": resource} if resource else {}),
-            **overrides,
-        }
-        params = {key: value for key, value in params.items() if value is not None}
-        return self.browser.get(f"{self.base}/oauth/authorize?{urlencode(params)}", allow_redirects=False)
-
-    def consent(self, page: requests.Response, *, allow: bool = True, remember: bool = False) -> str:
-        """Answer the consent page; the URL the registry sends the browser to."""
-        inputs = _inputs(page.text)
-        form = {name: value for name, value in inputs if name not in ("rights", "remember")}
-        form["rights"] = [value for name, value in inputs if name == "rights"]  # all, as shown checked
-        if allow:
-            form["allow"] = "on"
-        if remember:
-            form["remember"] = "on"
-        answer = self.browser.post(
-            f"{self.base}/oauth/authorize", data=form, headers={"Referer": page.url}, allow_redirects=False
-        )
-        assert answer.status_code == 302, answer.text[:500]
-        return answer.headers["Location"]
-
-    def tokens(self, resource: str, scope: str = "mcp") -> dict:
-        client_id = self.register().json()["client_id"]
-        location = self.consent(self.authorize(client_id, resource, scope=scope))
-        code = parse_qs(urlsplit(location).query)["code"][0]
-        answer = requests.post(
-            f"{self.base}/oauth/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": code,
-                "redirect_uri": REDIRECT_URI,
-                "client_id": client_id,
-                "code_verifier": VERIFIER,
-                "resource": resource,
-            },
-        )
-        assert answer.status_code == 200, answer.text
-        return {**answer.json(), "client_id": client_id}
-
-
-def _inputs(html: str) -> list[tuple[str, str]]:
-    import re
-
-    found = []
-    for tag in re.findall(r"<input[^>]*>", html):
-        name = re.search(r'name="([^"]*)"', tag)
-        value = re.search(r'value="([^"]*)"', tag)
-        if name:
-            found.append((name.group(1), (value.group(1) if value else "").replace("&amp;", "&")))
-    return found
-
-
-def _error_of(location: str) -> str:
-    return parse_qs(urlsplit(location).query)["error"][0]
-
-
-@pytest.fixture
-def host(gateway, olga):
-    return Host(gateway.url(""))
 
 
 def test_an_authorization_without_pkce_or_with_plain_is_refused(host):
@@ -145,8 +24,8 @@ def test_an_authorization_without_pkce_or_with_plain_is_refused(host):
     missing = host.authorize(client_id, resource, code_challenge=None, code_challenge_method=None)
     plain = host.authorize(client_id, resource, code_challenge=VERIFIER, code_challenge_method="plain")
 
-    assert (missing.status_code, _error_of(missing.headers["Location"])) == (302, "invalid_request")
-    assert (plain.status_code, _error_of(plain.headers["Location"])) == (302, "invalid_request")
+    assert (missing.status_code, error_of(missing.headers["Location"])) == (302, "invalid_request")
+    assert (plain.status_code, error_of(plain.headers["Location"])) == (302, "invalid_request")
     assert AccessToken.objects.filter(user__isnull=False).count() == 0
 
 
@@ -167,7 +46,7 @@ def test_a_resource_that_is_not_ours_is_refused(host, resource):
 
     answer = host.authorize(client_id, resource.format(base=host.base) if resource else None)
 
-    assert (answer.status_code, _error_of(answer.headers["Location"])) == (302, "invalid_target")
+    assert (answer.status_code, error_of(answer.headers["Location"])) == (302, "invalid_target")
 
 
 def test_a_token_for_alpha_is_refused_at_beta_and_at_the_registry_api(host, servers, gateway):
@@ -255,17 +134,6 @@ def test_registration_is_limited_per_address_and_http_redirects_must_be_loopback
     assert (flooded.status_code, flooded.json()["error"]) == (429, "temporarily_unavailable")
     assert int(flooded.headers["Retry-After"]) > 0
     assert Application.objects.count() == 1
-
-
-@pytest.fixture
-def documents(tmp_path, settings, monkeypatch):
-    settings.OAUTH_CIMD_ALLOW_LOOPBACK = True
-    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 1}
-    cert, key = loopback_certificate(tmp_path)
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    served = DocumentServer(cert, key)
-    yield served
-    served.stop()
 
 
 def test_a_metadata_document_that_is_fine_registers_its_client(host, documents):
@@ -379,7 +247,7 @@ def test_hostile_registrations_are_refused_with_the_oauth_error_format(host, bod
 def test_an_altered_consent_form_is_refused_and_grants_nothing(host):
     client_id = host.register().json()["client_id"]
     page = host.authorize(client_id, host.base + "/alpha/mcp")
-    form = {name: value for name, value in _inputs(page.text) if name not in ("rights", "remember")}
+    form = {name: value for name, value in inputs_of(page.text) if name not in ("rights", "remember")}
 
     answers = [
         host.browser.post(f"{host.base}/oauth/authorize", data={**form, **change}, allow_redirects=False)
@@ -391,7 +259,7 @@ def test_an_altered_consent_form_is_refused_and_grants_nothing(host):
     ]
 
     assert [answer.status_code for answer in answers[:2]] == [400, 400]
-    assert (answers[2].status_code, _error_of(answers[2].headers["Location"])) == (302, "invalid_target")
+    assert (answers[2].status_code, error_of(answers[2].headers["Location"])) == (302, "invalid_target")
     assert (Consent.objects.count(), AccessToken.objects.filter(user__isnull=False).count()) == (0, 0)
 
 

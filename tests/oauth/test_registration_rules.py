@@ -7,9 +7,7 @@ import pytest
 import requests
 from oauth2_provider.models import Application
 
-from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
 from tests.oauth.flow import REDIRECT_URI
-from tests.oauth.test_refusals import documents, host, olga  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,7 +34,13 @@ def test_a_redirect_uri_holding_whitespace_or_a_control_character_is_refused(hos
 
 @pytest.mark.parametrize(
     "uri",
-    ["http://evil.example/cb", "javascript:alert(1)", "data:text/html,x", "https://app.example/cb#frag", "//x"],
+    [
+        "http://evil.example/cb",
+        "javascript:alert(1)",
+        "data:text/html,x",
+        "https://app.example/cb#frag",
+        "//x",
+    ],
 )
 def test_redirect_uris_outside_the_rule_are_refused(host, uri):
     answer = host.register(redirect_uris=[REDIRECT_URI, uri])
@@ -74,7 +78,11 @@ def test_the_usual_registration_of_an_mcp_host_is_accepted(host):
 
     assert answer.status_code == 201
     stored = Application.objects.get()
-    assert stored.redirect_uris.split() == [REDIRECT_URI, "http://localhost:33418/callback", "vscode://callback"]
+    assert stored.redirect_uris.split() == [
+        REDIRECT_URI,
+        "http://localhost:33418/callback",
+        "vscode://callback",
+    ]
     assert stored.authorization_grant_type == "authorization-code"
 
 
@@ -92,8 +100,18 @@ def test_the_usual_registration_of_an_mcp_host_is_accepted(host):
         {"client_name": "Host\nSecond line"},
         {"client_uri": {"x": 1}},
     ],
-    ids=["10000-uris", "11-uris", "no-uris", "uri-string", "name-object", "name-list", "name-number",
-         "name-long", "name-newline", "client-uri-object"],
+    ids=[
+        "10000-uris",
+        "11-uris",
+        "no-uris",
+        "uri-string",
+        "name-object",
+        "name-list",
+        "name-number",
+        "name-long",
+        "name-newline",
+        "client-uri-object",
+    ],
 )
 def test_lists_and_text_fields_are_bounded(host, metadata):
     answer = host.register(**metadata)
@@ -121,7 +139,9 @@ def test_an_update_follows_the_same_rule_and_changes_nothing_when_refused(host):
     assert Application.objects.get().redirect_uris == "http://localhost:9/cb"
 
 
-@pytest.mark.parametrize("uris", [[SMUGGLED[0]], ["http://evil.example/cb"]], ids=["whitespace", "remote-http"])
+@pytest.mark.parametrize(
+    "uris", [[SMUGGLED[0]], ["http://evil.example/cb"]], ids=["whitespace", "remote-http"]
+)
 def test_a_metadata_document_follows_the_same_rule(host, documents, uris):
     client_id = documents.client_document("smuggling.json", redirect_uris=uris)
 
