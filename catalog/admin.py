@@ -63,6 +63,7 @@ class UpstreamAdmin(ServiceModelAdmin):
     readonly_fields = (
         "last_started_at",
         "last_synced_at",
+        "last_outcome",
         "next_sync_at",
         "consecutive_failures",
         "last_error",

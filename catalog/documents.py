@@ -7,9 +7,9 @@ from functools import cache
 from pathlib import Path
 
 import jsonschema_rs
-from django.conf import settings
 
-from core.untrusted import InputRejected, check_tree
+from core.untrusted import InputRejected, check_tree, control_character_reason
+from servers.naming import name_prefix, namespace_of
 
 SCHEMAS = Path(__file__).parent / "schemas"
 SCHEMA_FILES = ("2025-12-11.json", "draft.json")
@@ -42,9 +42,47 @@ def _where(error) -> str:
     return path.lstrip(".") or "the document"
 
 
-def reserved_meta_keys() -> tuple[str, ...]:
-    """`_meta` keys a publisher may not write: what the registries say of an entry, never its author."""
-    return (OFFICIAL_META, f"io.{settings.REGISTRY_NAMESPACE}/")
+PUBLISHER_META = "io.modelcontextprotocol.registry/publisher-provided"
+
+
+def meta_key_reserved(key: str) -> bool:
+    """A `_meta` key a publisher may not write: what the registries say of an entry, never its author.
+    Everything under the official registry's namespace but `publisher-provided`, and everything under
+    this registry's; namespaces compared as names are (servers/naming.py), keys case-insensitively."""
+    namespace, _, rest = key.partition("/")
+    normalized = f"{namespace_of(key)}/{rest.casefold()}"
+    if normalized == PUBLISHER_META:
+        return False
+    return namespace_of(key) in (namespace_of(OFFICIAL_META), namespace_of(name_prefix()))
+
+
+# Text fields shown as prose, which may run over several lines; every other string of a document is a
+# one-line value (a name, an identifier, an argument, a URL) that the catalog may put in a command.
+MULTILINE_KEYS = frozenset({"description", "title", "statusMessage"})
+# Fields holding an address that the catalog shows or links to: http(s) only (no `javascript:`).
+URL_KEYS = frozenset({"url", "websiteUrl", "src"})
+
+
+def _text_problem(document: dict) -> str | None:
+    """The first string (outside `_meta`) holding control characters, or a URL field that is not http(s)."""
+    stack = [(value, key, key) for key, value in document.items() if key != "_meta"]
+    while stack:
+        value, key, where = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((child, k, f"{where}.{k}") for k, child in value.items())
+        elif isinstance(value, list):
+            stack.extend((child, key, f"{where}[{i}]") for i, child in enumerate(value))
+        elif isinstance(value, str):
+            reason = control_character_reason(value, multiline=key in MULTILINE_KEYS)
+            if reason is not None:
+                return f"{where}: {reason}"
+            if key in URL_KEYS and not value.lower().startswith(("https://", "http://")):
+                return f"{where}: only http and https URLs are allowed."
+    for i, package in enumerate(document.get("packages") or []):
+        identifier = package.get("identifier", "") if isinstance(package, dict) else ""
+        if package.get("registryType") == "mcpb" and not identifier.lower().startswith("https://"):
+            return f"packages[{i}].identifier: an mcpb bundle is downloaded from an https URL."
+    return None
 
 
 def document_problem(document) -> str | None:
@@ -61,10 +99,11 @@ def document_problem(document) -> str | None:
     if not any(validator.is_valid(document) for validator in validators):
         error = next(iter(validators[0].iter_errors(document)))  # named by the released schema
         return f"Not a valid server.json: {_where(error)}: {error.message[:300]}"
+    if (problem := _text_problem(document)) is not None:
+        return problem
     meta = document.get("_meta") or {}
-    reserved = reserved_meta_keys()
     for key in meta:
-        if key == reserved[0] or key.startswith(reserved[1]):
+        if meta_key_reserved(key):
             return f"_meta.{key} is written by the registry, not by publishers."
     return None
 

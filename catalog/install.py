@@ -1,9 +1,15 @@
 """How to use a catalog entry, from its server.json: for each package the command its registry type runs
 with (npm → npx, pypi → uvx, oci → docker, nuget → dnx, cargo → cargo install, mcpb → a download), the
 environment variables it asks for, and an `mcpServers` configuration an MCP host reads; for each remote,
-its URL and transport. Plain functions over the document; the catalog page shows what they return."""
+its URL and transport. Plain functions over the document; the catalog page shows what they return.
+
+Publisher text never becomes shell syntax: every word of a command is quoted for the POSIX shell it is
+shown for (`shlex.quote`), and a URL is shown only when it is http(s). Publishing and mirroring refuse
+control characters in these values already (catalog/documents.py); the quoting holds for rows stored
+before that rule."""
 
 import json
+import shlex
 from dataclasses import dataclass, field
 
 
@@ -30,6 +36,17 @@ class Way:
 
 def _text(value) -> str:
     return value if isinstance(value, str) else ""
+
+
+def shell_command(words: list[str]) -> str:
+    """`words` as one POSIX shell command line, each quoted where it needs to be."""
+    return " ".join(shlex.quote(word) for word in words if word != "")
+
+
+def web_url(value) -> str:
+    """`value` when it is an http(s) URL, else "": what a page may show or link to."""
+    text = _text(value).strip()
+    return text if text.lower().startswith(("https://", "http://")) else ""
 
 
 def _launcher(package: dict) -> tuple[str, list[str]] | None:
@@ -74,26 +91,28 @@ def _package_way(name: str, package: dict) -> Way:
     launcher = _launcher(package)
     if launcher is None:
         if kind == "cargo":
-            command = f"cargo install {identifier}" + (f" --version {version}" if version else "")
-            return Way("package", kind, command=command, variables=variables)
+            words = ["cargo", "install", identifier, *(["--version", version] if version else [])]
+            return Way("package", kind, command=shell_command(words), variables=variables)
         if kind == "mcpb":
             digest = _text(package.get("fileSha256"))
             note = "Download the bundle and open it with an MCP host that installs .mcpb bundles"
             note += f" (SHA-256 {digest})." if digest else "."
-            return Way("package", kind, url=identifier, note=note, variables=variables)
+            return Way("package", kind, url=web_url(identifier), note=note, variables=variables)
         return Way(
-            "package", kind or "package", command=f"{identifier} {version}".strip(), variables=variables
+            "package", kind or "package", command=shell_command([identifier, version]), variables=variables
         )
     command, arguments = launcher
     entry: dict = {"command": command, "args": arguments}
     if variables:
         entry["env"] = {variable.name: f"<{variable.name}>" for variable in variables}
     config = json.dumps({"mcpServers": {_short_name(name): entry}}, indent=2)
-    return Way("package", kind, command=" ".join([command, *arguments]), variables=variables, config=config)
+    return Way(
+        "package", kind, command=shell_command([command, *arguments]), variables=variables, config=config
+    )
 
 
 def _remote_way(name: str, remote: dict) -> Way:
-    transport, url = _text(remote.get("type")), _text(remote.get("url"))
+    transport, url = _text(remote.get("type")), web_url(remote.get("url"))
     headers = [h for h in remote.get("headers") or [] if isinstance(h, dict) and _text(h.get("name"))]
     variables = [
         Variable(

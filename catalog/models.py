@@ -38,6 +38,8 @@ class Upstream(models.Model):
     next_sync_at = models.DateTimeField(null=True, blank=True, db_index=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # How the last sync ended: complete, stopped at a bound (resumed by the next), or failed.
+    last_outcome = models.CharField(max_length=300, blank=True)
     # The counts of the last sync, and why entries failed (a sample).
     seen = models.PositiveIntegerField(default=0)
     added = models.PositiveIntegerField(default=0)

@@ -4,12 +4,13 @@ the write is refused, or None when it may go ahead; the services turn a reason i
 
 - Publishing a version of a name, and changing the status of its versions, need a scope whose
   `publish_server` names the name (a glob such as `io.github.acme/*`), or an administrator.
-- Names under `io.<namespace>/` are the gateway's own servers, written by the server APIs only.
+- Names under `io.<namespace>/` (in any case, servers/naming.py) are the gateway's own servers, written
+  by the server APIs only.
 - Putting a catalog entry behind the gateway (a server with outbound credentials) is for administrators.
 """
 
 from accounts.principal import Principal
-from servers.naming import name_prefix
+from servers.naming import in_gateway_namespace, name_prefix
 
 
 def publish_refusal(principal: Principal, name: str) -> str | None:
@@ -21,7 +22,7 @@ def publish_refusal(principal: Principal, name: str) -> str | None:
 
 def gateway_name_refusal(name: str) -> str | None:
     """Why `name` cannot be written through the catalog: it names one of the gateway's servers."""
-    if not name.startswith(name_prefix()):
+    if not in_gateway_namespace(name):
         return None
     return (
         f"Names under {name_prefix()} are the servers of this registry's gateway; register or change "

@@ -15,7 +15,7 @@ logger = logging.getLogger(__name__)
 @shared_task(name="catalog.sync_due_upstreams_task", ignore_result=True)
 def sync_due_upstreams_task() -> dict:
     """Sync each enabled upstream that is due; a failure is recorded on its upstream (with a backoff)
-    and does not stop the others."""
+    and does not stop the others, whatever it is. Each sync is bounded (MIRROR_SYNC_MAX_SECONDS)."""
     outcome = {}
     for upstream in upstreams_due(timezone.now()):
         try:
@@ -25,6 +25,9 @@ def sync_due_upstreams_task() -> dict:
             outcome[upstream.name] = "already syncing"
         except UpstreamError as error:
             outcome[upstream.name] = f"failed: {error}"
+        except Exception as error:  # not even recorded (the database went away): the next upstream goes on
+            logger.exception("Sync of upstream %s failed", upstream.name)
+            outcome[upstream.name] = f"failed: {type(error).__name__}"
     return outcome
 
 

@@ -223,6 +223,7 @@ LOGGING = {
 }
 
 from registry_site.settings.auth import *  # noqa: E402,F403
+from registry_site.settings.catalog import *  # noqa: E402,F403
 from registry_site.settings.celery import *  # noqa: E402,F403
 from registry_site.settings.channels import *  # noqa: E402,F403
 from registry_site.settings.embeddings import *  # noqa: E402,F403
