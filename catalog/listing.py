@@ -12,7 +12,7 @@ from itertools import islice
 
 from catalog.listing_sql import versions_page_rows
 from catalog.models import GatewayBinding, ServerVersion
-from catalog.selectors import versions_page_query
+from catalog.selectors import stored_sizes, versions_page_query, within_answer_budget
 from core.epochs import EPOCH_CACHE_TTL_SECONDS
 from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
@@ -88,16 +88,21 @@ def registry_page(
                 **filters,
             )
         )
-        versions = []
+        versions, cut = [], False
         if any_versions:
             chosen = versions_page_query(after=after, include_deleted=include_deleted, **filters)
-            versions = versions_page_rows(
-                list(chosen.values_list("id", flat=True)[: limit + 1]), base_url=base_url
-            )
+            sizes = stored_sizes(chosen[: limit + 1])
+            ids = within_answer_budget(sizes)  # (the servers' entries are small and bounded)
+            versions = versions_page_rows(ids, base_url=base_url)
+            cut = len(ids) < len(sizes)
         rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
+        if cut:  # the answer's budget ended the versions: the page ends at the last one that fits
+            last_fitting = (versions[-1][0], versions[-1][1])
+            rows = [row for row in rows if (row[0], row[1]) <= last_fitting]
         shown = rows[:limit]
         last = (shown[-1][0], shown[-1][1]) if shown else None
-        return "[" + ",".join(row[2] for row in shown) + "]", len(shown), last, len(rows) > limit
+        more = len(rows) > limit or cut
+        return "[" + ",".join(row[2] for row in shown) + "]", len(shown), last, more
 
     return LISTINGS.get_or_build(
         key,

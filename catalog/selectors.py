@@ -3,7 +3,9 @@ describe servers; reaching one through the gateway is what access rules decide."
 
 from datetime import datetime
 
-from django.db.models import F, Q, Value
+from django.conf import settings
+from django.db.models import F, Func, IntegerField, Q, TextField, Value
+from django.db.models.functions import Cast
 
 from catalog.choices import Status
 from catalog.models import GatewayBinding, ServerVersion, Upstream
@@ -48,12 +50,44 @@ def versions_page_query(
     return rows
 
 
-def versions_of(name: str, *, include_deleted: bool = False) -> list[ServerVersion]:
-    """Every version of `name`, the newest published first."""
-    rows = ServerVersion.objects.filter(name=name).select_related("upstream").order_by("-published_at", "-id")
+def within_answer_budget(sizes: list[tuple[int, int]]) -> list[int]:
+    """The ids of `[(id, stored size)]`, in order, that fit in REGISTRY_MAX_ANSWER_BYTES (the first one
+    always does): the one bound on the bytes of a /v0.1 answer."""
+    chosen, total = [], 0
+    for pk, size in sizes:
+        total += size or 0
+        if chosen and total > settings.REGISTRY_MAX_ANSWER_BYTES:
+            break
+        chosen.append(pk)
+    return chosen
+
+
+def stored_sizes(rows) -> list[tuple[int, int]]:
+    """`[(id, bytes of its document)]` of `rows`, without reading the documents into the process."""
+    size = Func(Cast("document", TextField()), function="octet_length", output_field=IntegerField())
+    return list(rows.annotate(stored=size).values_list("id", "stored"))
+
+
+def versions_page(
+    name: str, *, include_deleted: bool = False, after: tuple[str, int] | None = None, limit: int
+) -> tuple[list[ServerVersion], bool]:
+    """One page of the versions of `name`, the newest published first, after the (published_at, id) of
+    the previous page's last; and whether more follow. A page ends early rather than pass the answer
+    budget."""
+    rows = ServerVersion.objects.filter(name=name).order_by("-published_at", "-id")
     if not include_deleted:
         rows = rows.exclude(status=Status.DELETED)
-    return list(rows)
+    if after is not None:
+        published, pk = after
+        rows = rows.filter(Q(published_at__lt=published) | Q(published_at=published, id__lt=pk))
+    sizes = stored_sizes(rows[: limit + 1])
+    chosen = within_answer_budget(sizes[:limit])
+    page = (
+        ServerVersion.objects.filter(id__in=chosen)
+        .select_related("upstream")
+        .order_by("-published_at", "-id")
+    )
+    return list(page), len(sizes) > len(chosen)
 
 
 def version_of(name: str, version: str, *, include_deleted: bool = False) -> ServerVersion | None:

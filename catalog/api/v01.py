@@ -25,7 +25,7 @@ from catalog import policies
 from catalog.api.pagination import BadCursor, decode_cursor, encode_cursor
 from catalog.listing import registry_page
 from catalog.responses import version_response
-from catalog.selectors import gateway_server_of, name_is_published, version_of, versions_of
+from catalog.selectors import gateway_server_of, name_is_published, version_of, versions_page
 from catalog.services import (
     CatalogRefused,
     StatusChange,
@@ -169,12 +169,19 @@ class ServerListView(V01View):
 
 
 class ServerVersionsView(V01View):
-    """GET /v0.1/servers/{serverName}/versions: every version, the newest published first. A gateway
-    server (`io.<namespace>/…`) has one."""
+    """GET /v0.1/servers/{serverName}/versions: the versions, the newest published first, a page at a
+    time as the list is (cursor, limit 1–1000, default 100; `metadata.nextCursor` while more follow),
+    and no page past REGISTRY_MAX_ANSWER_BYTES. A gateway server (`io.<namespace>/…`) has one."""
 
-    @documented(parameters=[SERVER_NAME, INCLUDE_DELETED], errors=(400, 401, 404), error_body=V01Error)
+    @documented(
+        parameters=[SERVER_NAME, INCLUDE_DELETED, *LIST_PARAMETERS[:2]],
+        errors=(400, 401, 404),
+        error_body=V01Error,
+    )
     def get(self, request, server_name: str):
-        include_deleted = _flag(request.query_params, "include_deleted")
+        params = request.query_params
+        include_deleted = _flag(params, "include_deleted")
+        limit = ServerListView._limit(params.get("limit"))
         base_url = gateway_base_url(request)
         if (path := _gateway_path(server_name)) is not None:
             server = server_seen(principal_of(request), path)
@@ -182,10 +189,25 @@ class ServerVersionsView(V01View):
                 raise not_found()
             shown = shown_counts(principal_of(request), [server])
             return Response(server_list(shown, base_url=base_url, next_cursor=None))
-        rows = versions_of(server_name, include_deleted=include_deleted)
-        if not rows:
+        query = {"name": server_name, "include_deleted": str(include_deleted), "list": "versions"}
+        after = None
+        if "cursor" in params:
+            try:
+                published, pk = decode_cursor(params["cursor"], query)
+                after = (published, int(pk))
+            except (BadCursor, ValueError) as exc:
+                raise invalid(
+                    str(exc) if isinstance(exc, BadCursor) else "The cursor is not valid."
+                ) from None
+        rows, more = versions_page(server_name, include_deleted=include_deleted, after=after, limit=limit)
+        if not rows and after is None:
             raise not_found()
-        return Response({"servers": _responses(request, server_name, rows), "metadata": {"count": len(rows)}})
+        metadata: dict = {"count": len(rows)}
+        if more and rows:
+            metadata["nextCursor"] = encode_cursor(
+                (rows[-1].published_at.isoformat(), str(rows[-1].pk)), query
+            )
+        return Response({"servers": _responses(request, server_name, rows), "metadata": metadata})
 
 
 class ServerVersionView(V01View):
