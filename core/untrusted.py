@@ -18,6 +18,11 @@ from typing import Any
 from django.conf import settings
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# Characters no one-line value (a name, an identifier, a command's argument, a URL) may hold: C0 and C1
+# controls, line and paragraph separators, and the bidirectional overrides that make text read other
+# than it runs. Multi-line text (a description) may hold tabs and line breaks.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_MULTILINE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 class InputRejected(ValueError):
@@ -36,6 +41,14 @@ def unstorable_reason(value: str) -> str | None:
     if match.group() == "\x00":
         return "NUL characters are not allowed."
     return "Text must be valid Unicode (a lone surrogate was found)."
+
+
+def control_character_reason(value: str, *, multiline: bool = False) -> str | None:
+    """Why `value` cannot be a one-line value (or, with `multiline`, a text), or None when it can."""
+    match = (_CONTROL_MULTILINE if multiline else _CONTROL).search(value)
+    if match is None:
+        return None
+    return f"Control characters are not allowed (found {match.group().encode('unicode_escape').decode()})."
 
 
 def printable(value: str) -> str:
