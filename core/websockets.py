@@ -1,6 +1,7 @@
 """Websocket plumbing shared by every app: the origin check of cookie-authenticated sockets and the
 answer to unknown websocket paths."""
 
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.security.websocket import OriginValidator
 from django.conf import settings
@@ -21,8 +22,13 @@ class BrowserOriginValidator(OriginValidator):
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):
-    """Any websocket path no app serves: accepted only to be closed with 4404."""
+    """Any websocket path no app serves: accepted only to be closed with 4404, and ended there. It joins
+    no channel layer (a consumer that does holds a blocking Redis receive until its socket's disconnect
+    arrives), and stops at once rather than wait for that disconnect."""
+
+    channel_layer_alias = "no channel layer"  # get_channel_layer answers None: nothing to receive from
 
     async def connect(self) -> None:
         await self.accept()
         await self.close(code=CLOSE_NOT_FOUND)
+        raise StopConsumer

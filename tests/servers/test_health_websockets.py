@@ -332,6 +332,20 @@ def test_an_unknown_websocket_path_is_closed_with_4404():
     run(scenario)
 
 
+def test_the_consumer_of_an_unknown_path_ends_with_its_close():
+    """No task of it is left behind (a Redis receive waiting for a disconnect that a client who goes away
+    at once never sends), so nothing is left to cancel when the socket's loop ends."""
+
+    async def scenario():
+        communicator = socket("/ws/nothing-here")
+        await communicator.connect(timeout=TIMEOUT)
+        await communicator.receive_output(timeout=TIMEOUT)
+        await communicator.wait(timeout=1)  # the application has returned
+        return communicator.future.done() and communicator.future.exception() is None
+
+    assert async_to_sync(scenario)() is True
+
+
 def test_stats_count_connections_and_messages_across_processes(servers, client):
     stats.heartbeat()
 
