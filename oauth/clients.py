@@ -93,6 +93,4 @@ def client_metadata_check(metadata: dict) -> None:
         if not isinstance(value, str):
             raise ClientMetadataRefused(f"{name} must be a string.")
         if len(value) > TEXT_MAX_LENGTH or control_character_reason(value):
-            raise ClientMetadataRefused(
-                f"{name} must be one line of at most {TEXT_MAX_LENGTH} characters."
-            )
+            raise ClientMetadataRefused(f"{name} must be one line of at most {TEXT_MAX_LENGTH} characters.")

@@ -29,8 +29,8 @@ from core.public_url import base_url, origin
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
-from oauth.validators import code_challenge_problem
 from oauth.models import Consent
+from oauth.validators import code_challenge_problem
 
 ALL_RIGHTS = "__all__"
 
@@ -88,7 +88,9 @@ class ConsentView(AuthorizationView):
         if context.get("code_challenge_method") != "S256":  # (a missing challenge never gets this far)
             problem = 'Unsupported code_challenge_method; use "S256".'
         if problem is not None:
-            error = CustomOAuth2Error(error="invalid_request", description=problem, state=context.get("state"))
+            error = CustomOAuth2Error(
+                error="invalid_request", description=problem, state=context.get("state")
+            )
             return self.error_response(
                 OAuthToolkitError(error=error, redirect_uri=context["redirect_uri"]), application
             )

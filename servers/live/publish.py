@@ -2,14 +2,16 @@
 
 A change of a server's health entry (status or number of tools), a new server and a deleted one are sent
 after their transaction commits to one channel-layer group in Redis, so a check run by any worker reaches
-the websocket clients of every web process. Publishing never fails the write that caused it."""
+the websocket clients of every web process. Publishing never fails the write that caused it, and runs on
+the process's own event loop (core/loop_thread.py), so every publish of a process shares its Redis
+connections."""
 
 import logging
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from core import loop_thread
 from servers.live.entries import health_entry
 
 logger = logging.getLogger(__name__)
@@ -43,6 +45,6 @@ def health_removed(path: str) -> None:
 
 def _send(message: dict) -> None:
     try:
-        async_to_sync(get_channel_layer().group_send)(GROUP, message)
+        loop_thread.run(get_channel_layer().group_send(GROUP, message))
     except Exception:  # Redis down: the change is stored; clients catch up from the next snapshot
         logger.warning("could not publish the health change of %s", message["path"], exc_info=True)

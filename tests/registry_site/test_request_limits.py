@@ -35,7 +35,10 @@ def ports(tmp_path_factory, django_db_setup, django_db_blocker):
             )
             metrics = group.web("metrics", metrics_port, "registry_site.metrics_asgi:application")
             trusting = group.web(
-                "trusting", trusting_port, "registry_site.asgi:application", env={"TRUSTED_PROXIES": "127.0.0.1"}
+                "trusting",
+                trusting_port,
+                "registry_site.asgi:application",
+                env={"TRUSTED_PROXIES": "127.0.0.1"},
             )
             wait_healthy(web_port, web)
             wait_healthy(metrics_port, metrics)
