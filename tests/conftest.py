@@ -77,6 +77,23 @@ def run_manage(*args, env: dict, timeout: float = 120) -> subprocess.CompletedPr
     )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _embedded_postgres_without_durability(django_db_setup, django_db_blocker):
+    """The embedded test server (var/test, never one of DATABASE_URL) skips flushing to disk: a test
+    database that a crash would lose has nothing to lose, and every transactional test's TRUNCATE and
+    every commit otherwise waits for the disk."""
+    if os.environ.get("DATABASE_URL"):
+        yield
+        return
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            cursor.execute(f"ALTER SYSTEM SET {setting} = off")
+        cursor.execute("SELECT pg_reload_conf()")
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_redis(settings):
     """Each test starts with an empty Redis (the test servers' own, under var/test)."""
