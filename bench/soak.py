@@ -146,26 +146,41 @@ def client_loop(system: System, recorder: Recorder, stop: threading.Event, index
 def sockets_loop(system: System, recorder: Recorder, stop: threading.Event, count: int) -> dict:
     """`count` websocket clients on /ws/health_status through the balancer, reconnecting when closed."""
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
 
     totals = {"messages": 0, "connects": 0}
     url = f"ws://{system.address('lb')}/ws/health_status"
 
     async def one():
         while not stop.is_set():
-            started = time.monotonic()
+            started, opened = time.monotonic(), None
             try:
                 async with connect(url, open_timeout=10, close_timeout=2) as socket:
                     recorder.add("websocket", 101, started)
                     totals["connects"] += 1
+                    opened = time.monotonic()
                     while not stop.is_set():
                         try:
                             await asyncio.wait_for(socket.recv(), 1)
                             totals["messages"] += 1
                         except TimeoutError:
                             continue
-            except Exception:  # noqa: BLE001 - any failure to connect or a dropped socket
+            except ConnectionClosed as closed:  # an open socket that ended: counted apart, by close code
                 if not stop.is_set():
-                    recorder.add("websocket", 0, started)
+                    code = closed.rcvd.code if closed.rcvd else 1006  # no close frame: abnormal closure
+                    recorder.add(
+                        "websocket_drop" if opened else "websocket",
+                        code,
+                        time.monotonic() if opened else started,
+                    )
+                    await asyncio.sleep(1)
+            except Exception:  # noqa: BLE001 - no answer to the handshake, or a socket lost without a close
+                if not stop.is_set():
+                    recorder.add(
+                        "websocket_drop" if opened else "websocket",
+                        0,
+                        time.monotonic() if opened else started,
+                    )
                     await asyncio.sleep(1)
 
     async def all_of_them():
