@@ -93,11 +93,9 @@ class Host:
         assert answer.status_code == 302, answer.text[:500]
         return answer.headers["Location"]
 
-    def tokens(self, resource: str, scope: str = "mcp") -> dict:
-        client_id = self.register().json()["client_id"]
-        location = self.consent(self.authorize(client_id, resource, scope=scope))
-        code = parse_qs(urlsplit(location).query)["code"][0]
-        answer = requests.post(
+    def exchange(self, client_id: str, code: str, resource: str) -> requests.Response:
+        """POST /oauth/token: the code for tokens, with the verifier of every authorization here."""
+        return requests.post(
             f"{self.base}/oauth/token",
             data={
                 "grant_type": "authorization_code",
@@ -108,6 +106,12 @@ class Host:
                 "resource": resource,
             },
         )
+
+    def tokens(self, resource: str, scope: str = "mcp") -> dict:
+        client_id = self.register().json()["client_id"]
+        location = self.consent(self.authorize(client_id, resource, scope=scope))
+        code = parse_qs(urlsplit(location).query)["code"][0]
+        answer = self.exchange(client_id, code, resource)
         assert answer.status_code == 200, answer.text
         return {**answer.json(), "client_id": client_id}
 

@@ -10,24 +10,9 @@ from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from accounts.models import AuditEvent
 from tests.gateway.gateway_calls import INITIALIZE, post
-from tests.oauth.conftest import VERIFIER, inputs_of
-from tests.oauth.flow import REDIRECT_URI
+from tests.oauth.conftest import inputs_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _exchange(host, client_id: str, code: str, resource: str) -> requests.Response:
-    return requests.post(
-        f"{host.base}/oauth/token",
-        data={
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": REDIRECT_URI,
-            "client_id": client_id,
-            "code_verifier": VERIFIER,
-            "resource": resource,
-        },
-    )
 
 
 def test_a_replayed_code_revokes_the_tokens_of_its_first_exchange(host, servers, gateway):
@@ -35,11 +20,11 @@ def test_a_replayed_code_revokes_the_tokens_of_its_first_exchange(host, servers,
     client_id = host.register().json()["client_id"]
     location = host.consent(host.authorize(client_id, resource))
     code = parse_qs(urlsplit(location).query)["code"][0]
-    first = _exchange(host, client_id, code, resource).json()
+    first = host.exchange(client_id, code, resource).json()
     bearer = {"Authorization": f"Bearer {first['access_token']}"}
     before, _, _ = post(gateway.port, "/alpha/mcp", INITIALIZE, bearer)
 
-    replayed = _exchange(host, client_id, code, resource)
+    replayed = host.exchange(client_id, code, resource)
     after, _, _ = post(gateway.port, "/alpha/mcp", INITIALIZE, bearer)
     refreshed = requests.post(
         f"{host.base}/oauth/token",

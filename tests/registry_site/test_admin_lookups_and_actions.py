@@ -7,11 +7,10 @@ nothing."""
 import pytest
 from django.contrib import admin
 from django.test import RequestFactory
-from django.utils import timezone
 
 from accounts.models import AuditEvent
-from catalog.models import ServerVersion, Upstream
-from tests.factories import AgentFactory, ServerFactory, ToolFactory
+from catalog.models import Upstream
+from tests.factories import AgentFactory, ServerFactory, ToolFactory, stored_version
 
 pytestmark = pytest.mark.django_db
 
@@ -26,17 +25,7 @@ def rows(db):
     ToolFactory(server=beta, name="sub")
     AgentFactory()
     upstream = Upstream.objects.create(name="peer", url="https://peer.example.test", auth_header="Bearer up")
-    now = timezone.now()
-    ServerVersion.objects.create(
-        name="com.acme/maps",
-        version="1.0.0",
-        document={"name": "com.acme/maps", "description": "Maps", "version": "1.0.0"},
-        status_changed_at=now,
-        published_at=now,
-        updated_at=now,
-        is_latest=True,
-        upstream=upstream,
-    )
+    stored_version("com.acme/maps", upstream=upstream, description="Maps")
     return alpha, beta
 
 
