@@ -94,12 +94,45 @@ def _embedded_postgres_without_durability(django_db_setup, django_db_blocker):
     yield
 
 
+DATA_MIGRATIONS = (
+    "accounts.migrations.0007_system_groups",
+    "accounts.migrations.0008_oauth_audit_public_group",
+)
+
+
+@pytest.fixture(autouse=True)
+def _rows_of_the_data_migrations(request):
+    """A test in a transaction sees the rows the data migrations write (the system groups), as on a fresh
+    install. A transactional test's flush deletes them; run serially, pytest-django ran every transactional
+    test last, but an xdist worker runs whole files in the order it is handed them."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,))
+    if transactional or "transactional_db" in request.fixturenames or "live_server" in request.fixturenames:
+        return
+    if marker is None and "db" not in request.fixturenames:
+        return
+    import importlib
+
+    from django.apps import apps
+    from django.db.migrations import RunPython
+
+    request.getfixturevalue("db")
+    for name in DATA_MIGRATIONS:
+        migration = importlib.import_module(name)
+        for operation in migration.Migration.operations:
+            if isinstance(operation, RunPython):
+                operation.code(apps, None)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_redis(settings):
     """Each test starts with an empty Redis (the test servers' own, under var/test)."""
     import redis
 
+    from core.epoch_watch import WATCH
+
     redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    WATCH.forget()  # what was pushed before the flush
     yield
 
 
@@ -204,3 +237,17 @@ def timer(member, scope_factory):
         ],
     )
     return member("tim", "timers")
+
+
+def pytest_collection_modifyitems(items):
+    """Schemathesis names every operation's test by its function alone; pytest-xdist tells tests apart by
+    node id, so each gets its parameter in its id (else one operation of each function would run)."""
+    for item in items:
+        if "[" in item.name and not item.nodeid.endswith("]"):
+            item._nodeid = item.nodeid + item.name[item.name.index("[") :]
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from tests.scheduling import FileOrGroupScheduling
+
+    return FileOrGroupScheduling(config, log)

@@ -13,13 +13,20 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed on
 CACHES["default"]["KEY_PREFIX"] = "registry-test"  # noqa: F405
 METRICS_API_KEY = ""  # the registry reports its own metrics only where a test turns it on
 
-# Concurrent runs on one machine (TOX_PARALLEL_ENV names each, as it names their test database) each get a
-# Redis database of their own, so one run's per-test flush never empties another's buffers and queues.
-if os.environ.get("TOX_PARALLEL_ENV") and not os.environ.get("REDIS_URL"):
+# Concurrent runs on one machine each get a Redis database of their own, so one run's per-test flush never
+# empties another's buffers and queues: the workers of one pytest-xdist run (PYTEST_XDIST_WORKER gw0, gw1, …
+# take databases 1, 2, …) and concurrent tox environments (TOX_PARALLEL_ENV, which also names their test
+# database). pytest-django gives each xdist worker its own test database.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+_tox_env = os.environ.get("TOX_PARALLEL_ENV", "")
+if (_xdist_worker or _tox_env) and not os.environ.get("REDIS_URL"):
     import zlib
     from urllib.parse import urlsplit, urlunsplit
 
-    _database = 1 + zlib.crc32(os.environ["TOX_PARALLEL_ENV"].encode()) % 15
+    if _tox_env:
+        _database = 1 + zlib.crc32(f"{_tox_env}/{_xdist_worker}".encode()) % 15
+    else:
+        _database = 1 + int(_xdist_worker.removeprefix("gw") or 0) % 15
     REDIS_URL = urlunsplit(urlsplit(REDIS_URL)._replace(path=f"/{_database}"))  # noqa: F405
     CACHES["default"]["LOCATION"] = REDIS_URL  # noqa: F405
     CELERY_BROKER_URL = REDIS_URL

@@ -16,7 +16,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,19 +172,3 @@ class Lab:
             _ip("netns", "del", host.namespace, check=False)
         _ip("netns", "del", self.lan, check=False)  # its end of every veth goes with it
         _ip("link", "del", self.root_link, check=False)
-
-
-def wait_for(check, *, timeout: float, interval: float = 0.2, what: str):
-    """Poll `check()` until it returns a true value (returned) or `timeout` passes (AssertionError)."""
-    deadline = time.monotonic() + timeout
-    last_error = None
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-        except Exception as exc:  # noqa: BLE001 - a peer still starting answers with anything
-            last_error = exc
-        else:
-            if value:
-                return value
-        time.sleep(interval)
-    raise AssertionError(f"{what}: not within {timeout:.0f} s (last error: {last_error!r})")

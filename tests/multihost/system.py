@@ -28,8 +28,9 @@ from pathlib import Path
 import pgserver
 import requests
 
-from tests.multihost.lab import Lab, wait_for
+from tests.multihost.lab import Lab
 from tests.nginx import MAIN_CONFIG, nginx_binary
+from tests.waiting import wait_for
 
 HOSTS = {
     "db": 10,

@@ -8,12 +8,16 @@ import json
 import time
 import uuid
 
+import pytest
 import requests
 from websockets.asyncio.client import connect
 
 from tests.gateway.gateway_calls import INITIALIZE, INITIALIZED, sse_messages
-from tests.multihost.lab import wait_for
 from tests.multihost.system import HEALTH_TIMEOUT, METRICS_SERVICE
+from tests.waiting import wait_for
+
+# One deployment (tests/multihost/conftest.py) for both files: they run on one xdist worker.
+pytestmark = pytest.mark.xdist_group("multihost")
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 
