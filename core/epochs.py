@@ -3,6 +3,9 @@ that any write of what it holds replaces (again after the write commits). An ent
 epoch it was stored under is still current, so a revoked token or a disabled server is refused by every
 process on the next request, and reading one Redis key replaces the database queries the entry saves.
 
+In the steady state the epochs are not read from Redis at all: they are pushed to every process
+(core/epoch_watch.py), which serves them only while the push is proven current (within TRUST_SECONDS).
+
 Without Redis nothing is cached (the epoch is unknown), so an outage costs speed, never correctness. Epochs
 are random, never counters: a Redis that lost its data starts a new epoch no old entry can match.
 Entries also expire after EPOCH_CACHE_TTL_SECONDS whatever the epoch says, a bound should a bump be lost.
@@ -22,6 +25,7 @@ from typing import Any
 
 from django.db import transaction
 
+from core.epoch_watch import WATCH
 from core.redis_clients import async_client, sync_client
 
 logger = logging.getLogger(__name__)
@@ -42,6 +46,9 @@ class EpochCache:
     # The epoch -----------------------------------------------------------------------------------
 
     def epoch(self) -> bytes | None:
+        pushed = WATCH.values([self.key])
+        if pushed is not None:
+            return pushed[0]
         try:
             client = sync_client()
             found = client.get(self.key)
@@ -64,7 +71,7 @@ class EpochCache:
         # Entries of older epochs stay until replaced (get() never returns them; get_or_build may while it
         # rebuilds them).
         try:
-            sync_client().set(self.key, _new_epoch())
+            WATCH.bump(self.key, _new_epoch())
         except Exception:  # noqa: BLE001 - other processes keep entries until EPOCH_CACHE_TTL_SECONDS
             logger.exception(
                 "Cannot bump %s; other processes may serve cached entries for a while.", self.key
@@ -143,8 +150,11 @@ async def epochs_async(*caches: EpochCache) -> list[bytes | None]:
     Concurrent callers on one event loop share reads: a caller gets the answer of a read that was sent
     after it asked (never one already under way), so it sees every bump that committed before it asked,
     while sixteen callers at once cost one or two round trips instead of sixteen."""
-    loop = asyncio.get_running_loop()
     keys = tuple(cache.key for cache in caches)
+    pushed = WATCH.values(list(keys))
+    if pushed is not None:
+        return pushed
+    loop = asyncio.get_running_loop()
     readers = _readers.setdefault(loop, {})
     reader = readers.get(keys)
     if reader is None:

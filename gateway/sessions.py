@@ -9,20 +9,31 @@
   and never lands in another caller's stream.
 
 Bindings live a day after their last use (SESSION_TTL_SECONDS); a DELETE of the session ends its binding.
+
+A session's owner never changes, so each process keeps the owners it has seen (OWNERS) and asks Redis
+again only to keep a binding alive (every REFRESH_SECONDS of use) or while the push of ended sessions is
+not proven current (core/epoch_watch.py): a DELETE through any process is pushed to every other, which
+then answers 404 for it, within TRUST_SECONDS even if the push is lost.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
+from collections import OrderedDict
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import redis
 
 from accounts.principal import Principal
+from core.epoch_watch import WATCH
 from core.redis_clients import async_client, sync_client
 
 TTL_SECONDS = 24 * 60 * 60
+REFRESH_SECONDS = 60.0
+MAX_KNOWN_OWNERS = 100_000
 
 
 def owner(principal: Principal) -> str:
@@ -46,26 +57,80 @@ class SessionsUnavailable(Exception):
     """Redis could not be asked who a session belongs to: nothing of the session is forwarded."""
 
 
+class KnownOwners:
+    """The owners of sessions this process has seen, each with when Redis last kept its binding alive."""
+
+    def __init__(self):
+        self._owners: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.generation = 0  # bumped by every ended session: an answer read before it is not kept
+
+    def get(self, key: str) -> str | None:
+        entry = self._owners.get(key)
+        if entry is None or time.monotonic() - entry[1] >= REFRESH_SECONDS or not WATCH.trusted():
+            return None
+        return entry[0]
+
+    def put(self, key: str, found: str, generation: int) -> None:
+        with self._lock:
+            if generation != self.generation:
+                return
+            self._owners[key] = (found, time.monotonic())
+            self._owners.move_to_end(key)
+            while len(self._owners) > MAX_KNOWN_OWNERS:
+                self._owners.popitem(last=False)
+
+    def gone(self, key: str) -> None:
+        with self._lock:
+            self.generation += 1
+            self._owners.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.generation += 1
+            self._owners.clear()
+
+
+OWNERS = KnownOwners()
+WATCH.on_gone.append(OWNERS.gone)
+WATCH.on_reset.append(OWNERS.clear)
+
+
 async def bind(server_path: str, session_id: str, principal: Principal) -> None:
     """The session a forwarded `initialize` opened belongs to its caller."""
+    key, generation = _session_key(server_path, session_id), OWNERS.generation
     try:
-        await async_client().set(_session_key(server_path, session_id), owner(principal), ex=TTL_SECONDS)
+        await async_client().set(key, owner(principal), ex=TTL_SECONDS)
     except redis.RedisError as error:
         raise SessionsUnavailable from error
+    OWNERS.put(key, owner(principal), generation)
 
 
 async def belongs_to(server_path: str, session_id: str, principal: Principal) -> bool:
     """Whether the caller opened this session (its binding is kept alive by the use)."""
-    try:
-        found = await async_client().getex(_session_key(server_path, session_id), ex=TTL_SECONDS)
-    except redis.RedisError as error:
-        raise SessionsUnavailable from error
-    return found is not None and found.decode() == owner(principal)
+    key = _session_key(server_path, session_id)
+    found = OWNERS.get(key)
+    if found is None:
+        generation = OWNERS.generation
+        try:
+            value = await async_client().getex(key, ex=TTL_SECONDS)
+        except redis.RedisError as error:
+            raise SessionsUnavailable from error
+        if value is None:
+            return False
+        found = value.decode()
+        OWNERS.put(key, found, generation)
+    return found == owner(principal)
 
 
 async def unbind(server_path: str, session_id: str) -> None:
+    key = _session_key(server_path, session_id)
+    OWNERS.gone(key)
     try:
-        await async_client().delete(_session_key(server_path, session_id))
+        pipe = async_client().pipeline(transaction=True)
+        pipe.delete(key)
+        pipe.publish(*WATCH.gone_message(key))
+        await pipe.execute()
     except redis.RedisError:
         pass  # the binding expires by itself
 

@@ -13,8 +13,10 @@ CACHES = (EpochCache("test-shared-a"), EpochCache("test-shared-b"))
 
 @pytest.fixture
 def counted_reads(monkeypatch):
-    """Each read answers with its own number, after a pause in which more callers can ask."""
+    """Each read answers with its own number, after a pause in which more callers can ask. The pushed
+    epochs are not current (core/epoch_watch.py), so every caller reads."""
     reads: list[int] = []
+    monkeypatch.setattr(epochs.WATCH, "values", lambda keys: None)
 
     async def read(caches):
         reads.append(len(reads) + 1)
