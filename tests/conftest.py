@@ -243,11 +243,11 @@ def pytest_collection_modifyitems(items):
     """Schemathesis names every operation's test by its function alone; pytest-xdist tells tests apart by
     node id, so each gets its parameter in its id (else one operation of each function would run)."""
     for item in items:
-        if "[" in item.name and not item.nodeid.endswith("]"):
-            item._nodeid = item.nodeid + item.name[item.name.index("[") :]
+        if "[" in item.name and item.name.endswith("]") and not item.nodeid.endswith("]"):
+            item._id = item._id.with_params(item.name[item.name.index("[") + 1 : -1])
 
 
 def pytest_xdist_make_scheduler(config, log):
-    from tests.scheduling import FileOrGroupScheduling
+    from tests.scheduling import FileOrFolderScheduling
 
-    return FileOrGroupScheduling(config, log)
+    return FileOrFolderScheduling(config, log)

@@ -1,22 +1,21 @@
-"""How pytest-xdist shares the suite among its workers (`make test` runs two, `--dist loadgroup`): whole
-files, so a file's module fixtures (a started stack, Chromium, a second registry) start once per file; and
-the tests marked `xdist_group("<name>")` together on one worker whatever their file, handed out first,
-since a group holds the slowest tests (the multi-host lab: one deployment of network namespaces that its
-files share)."""
+"""How pytest-xdist shares the suite among its workers (`make test` runs them with `--dist loadscope`, and
+this scheduler decides): whole files, so a file's module fixtures (a started stack, Chromium, a second
+registry) start once per file; and every file of a folder in SHARED_FOLDERS together on one worker, handed
+out first, since such a folder shares one session fixture among its files and holds the slowest tests
+(tests/multihost: one deployment of network namespaces)."""
 
 from xdist.scheduler import LoadScopeScheduling
 
-GROUP = "group:"
+SHARED_FOLDERS = ("tests/multihost/",)
 
 
-class FileOrGroupScheduling(LoadScopeScheduling):
+class FileOrFolderScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
-        if nodeid.rfind("@") > nodeid.rfind("]"):  # loadgroup's suffix, not an "@" in a parameter
-            return GROUP + nodeid.rsplit("@", 1)[-1]
-        return nodeid.split("::", 1)[0]
+        path = nodeid.split("::", 1)[0]
+        return next((folder for folder in SHARED_FOLDERS if path.startswith(folder)), path)
 
     def _assign_work_unit(self, node) -> None:
-        group = next((scope for scope in self.workqueue if scope.startswith(GROUP)), None)
-        if group is not None:
-            self.workqueue.move_to_end(group, last=False)
+        shared = next((scope for scope in self.workqueue if scope in SHARED_FOLDERS), None)
+        if shared is not None:
+            self.workqueue.move_to_end(shared, last=False)
         super()._assign_work_unit(node)

@@ -10,15 +10,11 @@ Each test leaves the deployment whole for the next: what it kills, it starts aga
 import logging
 import time
 
-import pytest
 import requests
 
 from tests.multihost.load import Load
 from tests.multihost.system import HEALTH_TIMEOUT, REDIS_HOSTS, VISIBILITY_TIMEOUT
 from tests.waiting import wait_for
-
-# One deployment (tests/multihost/conftest.py) for both files: they run on one xdist worker.
-pytestmark = pytest.mark.xdist_group("multihost")
 
 logger = logging.getLogger(__name__)  # the windows measured: pytest --log-cli-level=INFO shows them
 STEADY_SECONDS = 5  # traffic after recovery that must all succeed
