@@ -1,13 +1,15 @@
 """What only the gateway can measure, reported through the registry's non-blocking metrics client:
 `tool_execution` for every proxied initialize, tools/list and tools/call, and `protocol_latency` for the
 steps of a session (initialize → tools/list → tools/call). A session's client name (from its
-`initialize` clientInfo) and step times live in Redis under the session id, never in process memory, so
-any gateway process can report any request of a session."""
+`initialize` clientInfo) and step times live in Redis under the session id, so any gateway process can
+report any request of a session. Both are written once and never change, so a process remembers what it
+has read (KNOWN): a session's later calls cost no Redis round trip."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 
 import redis
 
@@ -19,6 +21,25 @@ logger = logging.getLogger(__name__)
 
 SESSION_TTL_SECONDS = 24 * 60 * 60
 NAME_MAX_LENGTH = 255
+
+
+class _Known:
+    """A bounded memory of facts about sessions that never change once written (client names, steps)."""
+
+    def __init__(self, size: int = 50_000):
+        self.size = size
+        self._facts: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    def get(self, session_id: str, fact: str) -> str | None:
+        return self._facts.get((session_id, fact))
+
+    def put(self, session_id: str, fact: str, value: str) -> None:
+        self._facts[(session_id, fact)] = value
+        if len(self._facts) > self.size:
+            self._facts.popitem(last=False)
+
+
+KNOWN = _Known()
 
 
 def _key(session_id: str) -> str:
@@ -40,15 +61,24 @@ async def session_started(session_id: str, client_name: str) -> None:
 async def session_client(session_id: str | None) -> str:
     if not session_id:
         return ""
+    known = KNOWN.get(session_id, "client")
+    if known is not None:
+        return known
     try:
         name = await async_client().hget(_key(session_id), "client")
     except redis.RedisError:
         return ""
-    return name.decode() if name else ""
+    if name is None:
+        return ""
+    KNOWN.put(session_id, "client", name.decode())
+    return name.decode()
 
 
 async def _step(session_id: str, field: str) -> dict[str, float]:
-    """Record when `field` first happened in this session; the session's step times so far."""
+    """Record when `field` first happened in this session; the session's step times so far (nothing when
+    it happened before: its latency was reported then)."""
+    if KNOWN.get(session_id, field) is not None:
+        return {}
     key = _key(session_id)
     try:
         pipe = async_client().pipeline(transaction=True)
@@ -57,6 +87,7 @@ async def _step(session_id: str, field: str) -> dict[str, float]:
         first, times = await pipe.execute()
     except redis.RedisError:
         return {}
+    KNOWN.put(session_id, field, "")
     if not first:
         return {}
     return {

@@ -17,6 +17,7 @@ from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from catalog.page_answers import PageAnswers  # noqa: E402
 from core.websockets import NotFoundConsumer  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
@@ -27,12 +28,14 @@ from servers.routing import websocket_urlpatterns as servers_websockets  # noqa:
 heartbeat_forever()  # websocket uptime, counted across web processes
 
 django_http = WsgiInThreads(django_wsgi_app, threads=settings.WEB_THREADS)
+guarded_django = RequestGuard(django_http, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)
 websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_asgi())]
 
 application = ProtocolTypeRouter(
     {
-        # MCP traffic to /<server path>/mcp first (gateway), then Django behind the request guard.
-        "http": Gateway(RequestGuard(django_http, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)),
+        # MCP traffic to /<server path>/mcp first (gateway), /v0.1 pages answered before (catalog/
+        # page_answers.py), then Django behind the request guard.
+        "http": Gateway(PageAnswers(guarded_django)),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -2,15 +2,13 @@
 input rule and the security headers. Each is sync and async capable, so none forces a thread hop under
 ASGI."""
 
-import re
-import uuid
-
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
 from core.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
 from core.outages import outage_of, outage_response
+from core.request_ids import HEADER, request_id_for
 from core.untrusted import InputRejected, check_text
 
 
@@ -58,17 +56,12 @@ class ServiceUrlconfMiddleware(HybridMiddleware):
             request.urlconf = SERVICE_URLCONFS[service]
 
 
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
-HEADER = "X-Request-ID"
-
-
 class RequestIdMiddleware(HybridMiddleware):
     """Gives each request an id that error bodies and logs carry, so a report can be traced: a
     well-formed X-Request-ID is kept, anything else replaced; echoed on every response."""
 
     def before(self, request):
-        incoming = request.headers.get(HEADER, "")
-        request.request_id = incoming if _SAFE_ID.match(incoming) else uuid.uuid4().hex
+        request.request_id = request_id_for(request.headers.get(HEADER, ""))
 
     def after(self, request, response):
         response[HEADER] = request.request_id

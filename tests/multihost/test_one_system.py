@@ -8,16 +8,12 @@ import json
 import time
 import uuid
 
-import pytest
 import requests
 from websockets.asyncio.client import connect
 
 from tests.gateway.gateway_calls import INITIALIZE, INITIALIZED, sse_messages
-from tests.multihost.system import HEALTH_TIMEOUT, METRICS_SERVICE
+from tests.multihost.system import HEALTH_TIMEOUT, METRICS_SERVICE, REDIS_PORT
 from tests.waiting import wait_for
-
-# One deployment (tests/multihost/conftest.py) for both files: they run on one xdist worker.
-pytestmark = pytest.mark.xdist_group("multihost")
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
 
@@ -151,3 +147,60 @@ def test_metrics_sent_to_either_metrics_host_are_stored_exactly_once(system):
 def _status(system, path: str) -> str:
     listed = requests.get(f"{system.url}/api/internal/list", headers=system.basic(), timeout=10).json()
     return next((s["health_status"] for s in listed["services"] if s["path"] == path), "")
+
+
+def _kill_pushes(system) -> int:
+    """The fault: every process's subscription to the pushed epochs and sessions dropped at once."""
+    import redis
+
+    master = system.hosts[system.redis_master()].address
+    client = redis.Redis(master, REDIS_PORT, password=system.redis_password, socket_timeout=5)
+    try:
+        return client.client_kill_filter(_type="pubsub")
+    finally:
+        client.close()
+
+
+def _toggle(system, base: str, path: str, enabled: bool) -> None:
+    answer = requests.post(
+        f"{base}/api/internal/toggle",
+        json={"service_path": path, "enabled": enabled},
+        headers=system.basic(),
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def _refused_within(seconds: float, send) -> None:
+    """`send()` is answered with anything but 200 or 202 within `seconds` from now."""
+    wait_for(lambda: send().status_code not in (200, 202), timeout=seconds, interval=0.02, what="refused")
+
+
+def test_an_ended_session_and_a_disabled_server_are_refused_by_the_other_web_host_within_a_second(system):
+    """Each web process keeps epochs and session owners pushed to it (core/epoch_watch.py): a change made
+    through one host is enforced by the other within a second, also when the push is lost just then."""
+    web_a, web_b = system.web_url("web-a"), system.web_url("web-b")
+    system.register("/pushed")
+    listing = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+    for fault in (False, True):
+        session = mcp_post(system, web_a, "/pushed", INITIALIZE).headers["mcp-session-id"]
+        mcp_post(system, web_a, "/pushed", INITIALIZED, session)
+        assert mcp_post(system, web_b, "/pushed", listing, session).status_code == 200  # owner known on b
+        if fault:
+            assert _kill_pushes(system) >= 2  # the subscriptions of both web hosts at least
+        headers = {**MCP_HEADERS, **system.auth(), "Mcp-Session-Id": session}
+        assert requests.delete(f"{web_a}/pushed/mcp", headers=headers, timeout=10).status_code in (200, 204)
+        _refused_within(1.0, lambda s=session: mcp_post(system, web_b, "/pushed", listing, s))
+
+        assert mcp_post(system, web_b, "/pushed", INITIALIZE).status_code == 200
+        if fault:
+            _kill_pushes(system)
+        _toggle(system, web_a, "/pushed", False)
+        _refused_within(1.0, lambda: mcp_post(system, web_b, "/pushed", INITIALIZE))
+        _toggle(system, web_a, "/pushed", True)
+        wait_for(
+            lambda: mcp_post(system, web_b, "/pushed", INITIALIZE).status_code == 200,
+            timeout=1.0,
+            interval=0.02,
+            what="enabled again",
+        )
