@@ -85,13 +85,15 @@ class EpochWatch:
         """Set `key` to `value` and push it to every process, in one round trip (raises on Redis errors)."""
         with self._lock:
             self._own_bumps[key] = (value, float("inf"))
-        pipe = sync_client().pipeline(transaction=True)
-        pipe.set(key, value)
-        pipe.publish(channel(), json.dumps({"key": key, "value": value.decode()}))
-        pipe.execute()
-        with self._lock:
-            if self._own_bumps.get(key, (None,))[0] == value:
-                self._own_bumps[key] = (value, time.monotonic())
+        try:
+            pipe = sync_client().pipeline(transaction=True)
+            pipe.set(key, value)
+            pipe.publish(channel(), json.dumps({"key": key, "value": value.decode()}))
+            pipe.execute()
+        finally:  # done or not, any snapshot asked from now on shows what Redis holds
+            with self._lock:
+                if self._own_bumps.get(key, (None,))[0] == value:
+                    self._own_bumps[key] = (value, time.monotonic())
 
     def gone_message(self, session_key: str) -> tuple[str, str]:
         """The channel and message that tell every process a session ended (gateway/sessions.py)."""
@@ -146,8 +148,9 @@ class EpochWatch:
                 now = time.monotonic()
                 if now >= next_snapshot:
                     keys = list(self._keys)
-                    fresh = [os.urandom(8).hex() for _ in keys]
-                    snapshot(keys=keys, args=[own, repr(now), *fresh], client=client) if keys else None
+                    if keys:
+                        fresh = [os.urandom(8).hex() for _ in keys]
+                        snapshot(keys=keys, args=[own, repr(now), *fresh], client=client)
                     next_snapshot = now + SNAPSHOT_SECONDS
                 message = pubsub.get_message(timeout=max(0.0, next_snapshot - time.monotonic()))
                 if message is not None and message["type"] == "message":

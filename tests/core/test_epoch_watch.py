@@ -9,10 +9,14 @@ import threading
 import time
 
 import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
-from core import epochs
+from core import epoch_watch, epochs
 from core.epoch_watch import TRUST_SECONDS, WATCH, EpochWatch
 from core.epochs import EpochCache, epochs_async
+from tests.conftest import unused_port
 from tests.waiting import wait_for
 
 CACHE = EpochCache("test-pushed")
@@ -81,3 +85,17 @@ def test_a_push_that_stops_arriving_is_distrusted_within_its_bound(elsewhere, mo
     stalled.set()
 
     assert time.monotonic() - bumped <= TRUST_SECONDS + 0.1
+
+
+def test_a_bump_that_failed_is_served_from_the_push_again_after_the_next_snapshot(monkeypatch):
+    wait_for(lambda: WATCH.values([CACHE.key]), timeout=5, interval=0.01, what="a first snapshot")
+    current = CACHE.epoch()
+    with monkeypatch.context() as patched:  # Redis unreachable for this one bump
+        unreachable = redis.Redis(port=unused_port(), retry=Retry(NoBackoff(), 0))
+        patched.setattr(epoch_watch, "sync_client", lambda: unreachable)
+        with pytest.raises(redis.ConnectionError):
+            WATCH.bump(CACHE.key, b"never-stored")
+
+    assert WATCH.values([CACHE.key]) is None  # it may have been applied: read until a snapshot says
+    served = wait_for(lambda: WATCH.values([CACHE.key]), timeout=1, interval=0.01, what="trusted again")
+    assert served == [current]
