@@ -7,7 +7,11 @@ one per core) and one
 nginx worker on the same machine; the same JSON-RPC `tools/call` on every route, with an admin token where
 the registry checks it.
 
-Run: .venv/bin/python bench/gateway.py [--seconds 10] [--profile]
+With --sessions the server keeps sessions: each client opens one (initialize, initialized) before it
+calls, and every call carries its Mcp-Session-Id, as MCP hosts do (the gateway then checks that the
+session belongs to the caller on every call).
+
+Run: .venv/bin/python bench/gateway.py [--seconds 10] [--sessions] [--profile]
 (--profile: py-spy samples the web process during the 16-client built-in gateway row and the top
 functions, by own time and by total time, are printed under the table.)
 """
@@ -66,7 +70,30 @@ CALL = {
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
 
 
-def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[float], int]:
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def open_session(http: httpx.Client, url: str) -> None:
+    """initialize and initialized; later requests of `http` carry the session id."""
+    opened = http.post(url, json=INITIALIZE)
+    assert opened.status_code == 200, opened.text[:200]
+    http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+    assert http.post(url, json=INITIALIZED).status_code == 202
+
+
+def load(
+    url: str, headers: dict, clients: int, seconds: float, sessions: bool = False
+) -> tuple[list[float], int]:
     latencies: list[float] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -74,6 +101,8 @@ def load(url: str, headers: dict, clients: int, seconds: float) -> tuple[list[fl
     def worker():
         mine = []
         with httpx.Client(headers=headers, timeout=30) as http:
+            if sessions:
+                open_session(http, url)
             while time.monotonic() < stop:
                 started = time.perf_counter()
                 response = http.post(url, json=CALL)
@@ -174,12 +203,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--profile", action="store_true", help="py-spy the web process (16 clients)")
+    parser.add_argument("--sessions", action="store_true", help="a server that keeps sessions")
     args = parser.parse_args()
     profiled: list[str] = []
     cpu: list[str] = []
     upstream_port, port = free_port(), free_port()
     upstream = subprocess.Popen(
-        [sys.executable, str(PROJECT_DIR / "bench" / "gateway_upstream.py"), str(upstream_port)]
+        [
+            sys.executable,
+            str(PROJECT_DIR / "bench" / "gateway_upstream.py"),
+            str(upstream_port),
+            *(["sessions"] if args.sessions else []),
+        ]
     )
     proxies: list[Nginx] = []
     rows = []
@@ -221,7 +256,7 @@ def main() -> None:
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
                 ]
                 for _, url, headers in routes:
-                    load(url, headers, 1, 2)  # warm-up
+                    load(url, headers, 1, 2, args.sessions)  # warm-up
                 for clients in (1, 16):
                     for name, url, headers in routes:
                         spy = None
@@ -230,7 +265,7 @@ def main() -> None:
                             spy = profile(web_processes(serving.proc.pid)[0], args.seconds, raw)
                         webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
                         before = sum(sum(web.cpu_times()[:2]) for web in webs)
-                        latencies, count = load(url, headers, clients, args.seconds)
+                        latencies, count = load(url, headers, clients, args.seconds, args.sessions)
                         rows.append((clients, name, latencies, count))
                         if "registry" in name or "gateway" in name:
                             used = sum(sum(web.cpu_times()[:2]) for web in webs) - before

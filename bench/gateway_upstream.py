@@ -1,6 +1,7 @@
-"""The upstream of bench/gateway.py: a stateless MCP server (official SDK) answering JSON on loopback.
+"""The upstream of bench/gateway.py: an MCP server (official SDK) answering JSON on loopback, stateless
+unless told to keep sessions.
 
-Run: python bench/gateway_upstream.py PORT
+Run: python bench/gateway_upstream.py PORT [sessions]
 """
 
 import sys
@@ -18,5 +19,6 @@ def add(a: int, b: int) -> int:
 
 
 if __name__ == "__main__":
-    app = server.streamable_http_app(json_response=True, stateless_http=True)
+    sessions = sys.argv[2:] == ["sessions"]
+    app = server.streamable_http_app(json_response=True, stateless_http=not sessions)
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
