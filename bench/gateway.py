@@ -29,6 +29,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+import redis
 from common import PROJECT_DIR, Serve, free_port, manage, registry_env
 
 sys.path.insert(0, str(PROJECT_DIR))
@@ -89,6 +90,14 @@ def open_session(http: httpx.Client, url: str) -> None:
     assert opened.status_code == 200, opened.text[:200]
     http.headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
     assert http.post(url, json=INITIALIZED).status_code == 202
+
+
+REDIS_URL = "from django.conf import settings; print(settings.REDIS_URL)"
+
+
+def redis_commands(client: redis.Redis) -> int:
+    """Commands the registry's Redis has run so far (every process's, the bench's own INFO included)."""
+    return int(client.info("stats")["total_commands_processed"])
 
 
 def load(
@@ -246,7 +255,10 @@ def main() -> None:
             proxies.append(Nginx(Path(tmp) / "fronted", site, fronted_port))
             for proxy in proxies:
                 proxy.start()
-            with Serve(env, port) as serving:
+            with Serve(env, port) as serving:  # holds the embedded Redis, whose URL a shell then reads
+                redis_client = redis.Redis.from_url(
+                    manage(env, "shell", "-c", REDIS_URL).strip().splitlines()[-1]
+                )
                 time.sleep(15)  # the web process loads the embedding model in the background at start
                 auth = {**HEADERS, "Authorization": f"Bearer {token}"}
                 routes = [
@@ -265,13 +277,16 @@ def main() -> None:
                             spy = profile(web_processes(serving.proc.pid)[0], args.seconds, raw)
                         webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
                         before = sum(sum(web.cpu_times()[:2]) for web in webs)
+                        commands = redis_commands(redis_client)
                         latencies, count = load(url, headers, clients, args.seconds, args.sessions)
                         rows.append((clients, name, latencies, count))
                         if "registry" in name or "gateway" in name:
                             used = sum(sum(web.cpu_times()[:2]) for web in webs) - before
+                            sent = redis_commands(redis_client) - commands
                             cpu.append(
                                 f"web process CPU, {name}, {clients} clients: "
-                                f"{used * 1000 / count:.2f} ms a call, {used / args.seconds:.2f} cores"
+                                f"{used * 1000 / count:.2f} ms a call, {used / args.seconds:.2f} cores; "
+                                f"Redis commands {sent / count:.2f} a call ({sent} in all)"
                             )
                         if spy is not None:
                             spy.wait(30)
