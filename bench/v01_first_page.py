@@ -47,7 +47,7 @@ config = uvicorn.Config(app, http="httptools", lifespan="off", access_log=False,
 uvicorn.Server(config).run(sockets=[sock])
 """
 
-_LATENCY = re.compile(r"^\s+(50|99)\.000%\s+([\d.]+)(us|ms|s)$", re.M)
+_LATENCY = re.compile(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)$", re.M)
 _RATE = re.compile(r"^Requests/sec:\s+([\d.]+)$", re.M)
 _ERRORS = re.compile(r"Non-2xx or 3xx responses: (\d+)|Socket errors: .*")
 
@@ -57,7 +57,7 @@ def wrk(url: str, token: str, connections: int, seconds: float) -> dict:
         "wrk",
         f"-t{min(connections, 2)}",
         f"-c{connections}",
-        f"-d{seconds}s",
+        f"-d{max(1, round(seconds))}s",
         "--latency",
         "-H",
         f"Authorization: Bearer {token}",
