@@ -26,11 +26,12 @@ $(RUN_STAMP): $(PY) requirements.txt
 	@touch $@
 
 $(TEST_STAMP): $(PY) requirements.txt requirements-test.txt $(NPM_LOCKS)
-	@echo "==> installing requirements-test.txt"
-	$(PIP_INSTALL) -r requirements-test.txt
-	@echo "==> installing the npm peers of the tests (OIDC provider, MCP conformance suite with Node 22)"
-	npm ci --prefix tests/oidc --no-audit --no-fund --silent
-	npm ci --prefix tests/conformance --no-audit --no-fund --silent
+	@echo "==> installing requirements-test.txt and, meanwhile, the npm peers of the tests" \
+		"(OIDC provider, MCP conformance suite with Node 22)"
+	@{ npm ci --prefix tests/oidc --no-audit --no-fund --silent && \
+		npm ci --prefix tests/conformance --no-audit --no-fund --silent; } & npm=$$!; \
+	$(PIP_INSTALL) -r requirements-test.txt || { kill $$npm 2>/dev/null; exit 1; }; \
+	wait $$npm || { echo "==> npm ci failed"; exit 1; }
 	@touch $@ $(RUN_STAMP)
 
 # Installs the missing test peers with apt-get as root; otherwise says so (their tests then fail clearly).
