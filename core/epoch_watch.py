@@ -1,7 +1,7 @@
 """The cache epochs pushed to every process, so a request reads none of them from Redis in the steady state.
 
 A thread per process subscribes to the epochs' channel. A bump (core/epochs.py) sets the new epoch and
-publishes it in one transaction, so every subscribed process learns it within a round trip. Every
+publishes it in one round trip, so every subscribed process learns it within a round trip. Every
 SNAPSHOT_SECONDS the thread also has Redis publish a snapshot of every epoch it watches, to a channel of
 this process alone (one script: read, start the missing ones, publish). Redis writes a subscriber's messages
 in the order it ran the commands, so snapshots and bumps arrive in order on the one connection, and a
@@ -86,10 +86,12 @@ class EpochWatch:
         with self._lock:
             self._own_bumps[key] = (value, float("inf"))
         try:
-            pipe = sync_client().pipeline(transaction=True)
+            pipe = sync_client().pipeline(transaction=False)  # the SET stands even if PUBLISH is refused
             pipe.set(key, value)
             pipe.publish(channel(), json.dumps({"key": key, "value": value.decode()}))
-            pipe.execute()
+            stored, _ = pipe.execute(raise_on_error=False)
+            if isinstance(stored, Exception):
+                raise stored
         finally:  # done or not, any snapshot asked from now on shows what Redis holds
             with self._lock:
                 if self._own_bumps.get(key, (None,))[0] == value:

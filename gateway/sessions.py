@@ -127,7 +127,7 @@ async def unbind(server_path: str, session_id: str) -> None:
     key = _session_key(server_path, session_id)
     OWNERS.gone(key)
     try:
-        pipe = async_client().pipeline(transaction=True)
+        pipe = async_client().pipeline(transaction=False)  # the DELETE stands even if PUBLISH is refused
         pipe.delete(key)
         pipe.publish(*WATCH.gone_message(key))
         await pipe.execute()
