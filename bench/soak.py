@@ -40,8 +40,8 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_DIR))
 
 from tests.gateway.gateway_calls import INITIALIZE  # noqa: E402
-from tests.multihost.lab import wait_for  # noqa: E402
 from tests.multihost.system import METRICS_SERVICE, REDIS_HOSTS, System  # noqa: E402
+from tests.waiting import wait_for  # noqa: E402
 
 GRACE_SECONDS = 20.0
 SEEDED_SERVERS = 8
