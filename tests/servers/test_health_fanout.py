@@ -19,6 +19,7 @@ from servers.tasks import check_server_task
 from tests.factories import ServerFactory
 from tests.mcp_servers import time_server_fixture  # noqa: F401
 from tests.processes import ProcessGroup, free_ports, wait_healthy, wait_worker_ready
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 
@@ -66,7 +67,10 @@ def test_a_workers_check_reaches_clients_of_both_web_processes(group, time_serve
         ):
             await refused.wait_closed()
             snapshots = [json.loads(await private.recv()), json.loads(await public.recv())]
-            stats = requests.get(f"http://127.0.0.1:{second}/api/health/ws/stats", timeout=5).json()
+            # each process counts a message once it has sent it: the sum reaches 2 a moment after
+            stats = wait_for(
+                lambda: _stats_counting(second, 2), timeout=5, interval=0.05, what="both snapshots counted"
+            )
 
             await asyncio.sleep(6)  # idle past the channel layer's 5 s blocking pop: still subscribed
             check_server_task.delay(server.pk)  # runs on the worker process
@@ -90,3 +94,9 @@ def test_a_workers_check_reaches_clients_of_both_web_processes(group, time_serve
         {"/clock": {**seen, "detail": "3 tools listed", "enabled": True}},
         {"/clock": seen},
     ]
+
+
+def _stats_counting(port: int, sent: int) -> dict | None:
+    """The websocket statistics once they count `sent` messages, else None."""
+    stats = requests.get(f"http://127.0.0.1:{port}/api/health/ws/stats", timeout=5).json()
+    return stats if stats["total_messages_sent"] >= sent else None
