@@ -9,10 +9,15 @@ CELERY_BROKER_URL = REDIS_URL
 # long, found by a sweep every few seconds; it must exceed the longest task, or a running task is
 # delivered again (every task is safe to run twice, but that is wasted work).
 CELERY_VISIBILITY_TIMEOUT_SECONDS = env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=300)
+_RESTORE_INTERVAL = max(1, min(10, CELERY_VISIBILITY_TIMEOUT_SECONDS // 10))
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS,
-    "unacked_restore_interval": max(1, min(10, CELERY_VISIBILITY_TIMEOUT_SECONDS // 10)),
+    "unacked_restore_interval": _RESTORE_INTERVAL,
     "unacked_restore_throttle": 1,
+    # Each sweep holds a Redis lock for a few milliseconds; a worker killed while holding it left it for
+    # kombu's default 300 s, and no task was redelivered meanwhile. Sweeps that overlap are safe (each
+    # restore is a WATCH transaction), so the lock lapses after a few sweep periods.
+    "unacked_mutex_expire": 5 * _RESTORE_INTERVAL,
 }
 if REDIS_TARGET.uses_sentinel:
     CELERY_BROKER_TRANSPORT_OPTIONS |= {

@@ -80,11 +80,15 @@ def test_a_task_of_a_killed_worker_host_is_done_by_the_other_worker_once(system)
             killed_at = time.monotonic()
             system.kill_host(victim)
             system.mcp_control("slow", seconds="0")
-            listed = wait_for(
-                lambda: _tools(system, "/slowpoke"),
-                timeout=VISIBILITY_TIMEOUT + 45,
-                what="the redelivered check",
-            )
+            try:
+                listed = wait_for(
+                    lambda: _tools(system, "/slowpoke"),
+                    timeout=VISIBILITY_TIMEOUT + 45,
+                    what="the redelivered check",
+                )
+            except AssertionError as error:
+                tail = system.hosts[survivor].log("worker")[-3000:]
+                raise AssertionError(f"{error}; the survivor's worker log ends:\n{tail}") from None
             redone_after = time.monotonic() - killed_at
             run_steady(load)
     finally:
