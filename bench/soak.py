@@ -54,22 +54,36 @@ class Recorder:
         self.rows: list[
             tuple[float, str, int, float]
         ] = []  # (at, kind, status, seconds); status 0: no answer
+        self.details: dict[int, str] = {}  # row index -> what an error answer said (code, request id)
         self.lock = threading.Lock()
         self.accepted = 0
 
-    def add(self, kind: str, status: int, started: float) -> None:
+    def add(self, kind: str, status: int, started: float, detail: str = "") -> None:
         with self.lock:
+            if detail:
+                self.details[len(self.rows)] = detail
             self.rows.append((started, kind, status, time.monotonic() - started))
+
+
+def error_detail(answer) -> str:
+    """The error code of an error answer (either error format) and its request id, for the report."""
+    try:
+        error = answer.json().get("error")
+    except ValueError:
+        error = answer.text[:60]
+    code = error.get("code", "") if isinstance(error, dict) else str(error)[:60]
+    return f"{code} {answer.headers.get('X-Request-ID', '')}".strip()
 
 
 def timed(recorder: Recorder, kind: str, method, url: str, **kwargs):
     started = time.monotonic()
     try:
         answer = method(url, timeout=15, **kwargs)
-    except (requests.RequestException, OSError):
-        recorder.add(kind, 0, started)
+    except (requests.RequestException, OSError) as exc:
+        recorder.add(kind, 0, started, type(exc).__name__)
         return None
-    recorder.add(kind, answer.status_code, started)
+    detail = error_detail(answer) if answer.status_code >= 400 else ""
+    recorder.add(kind, answer.status_code, started, detail)
     return answer
 
 
@@ -428,7 +442,8 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
         lambda: {"requests": 0, "errors_in": 0, "errors_out": 0, "times": []}
     )
     statuses_out: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for at, kind, status, seconds in recorder.rows:
+    outside: list[dict] = []  # every error outside the fault windows, with what it said
+    for index, (at, kind, status, seconds) in enumerate(recorder.rows):
         entry = kinds[kind]
         entry["requests"] += 1
         ok = 200 <= status < 300 or (kind == "websocket" and status == 101)
@@ -436,6 +451,8 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
             entry["errors_in" if in_window(at) else "errors_out"] += 1
             if not in_window(at):
                 statuses_out[kind][status] += 1
+                detail = recorder.details.get(index, "")
+                outside.append({"at_s": at - started, "kind": kind, "status": status, "detail": detail})
         elif not in_window(at):
             entry["times"].append(seconds)
     rows = {
@@ -457,6 +474,7 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
         "minutes": (time.monotonic() - started) / 60,
         "faults": [{"name": name, "at_s": begin - started} for name, begin, _ in windows],
         "kinds": rows,
+        "errors_outside": outside,
         "metrics_accepted": recorder.accepted,
         "metrics_stored": stored_count,
         "websocket_messages": sockets_result.get("messages", 0),
@@ -484,6 +502,11 @@ def markdown(result: dict) -> str:
         lines.append(
             f"| {kind} | {row['requests']} | {row['errors_in_fault_windows']} | {outside} | "
             f"{row['p50_ms']:.1f} | {row['p99_ms']:.1f} |"
+        )
+    for error in result.get("errors_outside", []):
+        lines.append(
+            f"- outside the windows at {error['at_s']:.1f} s: {error['kind']} {error['status'] or 'no answer'}"
+            f" {error['detail']}"
         )
     lines += (
         []
