@@ -33,6 +33,7 @@ from accounts.principal import (
     principal_for_public,
     principal_for_user,
 )
+from accounts.reach import Reach
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
 from core.epochs import MISSING
 from core.errors import ErrorCode
@@ -197,12 +198,15 @@ def _principal_from_registry(raw: str) -> tuple[Principal, float | None]:
         raise exceptions.AuthenticationFailed(
             "The token's client credential was revoked.", code="token_revoked"
         )
+    reach = claims.get("reach")
+    every_right = isinstance(reach, dict) and reach.get("all") is True
     principal = principal_for_user(
         user,
         auth_method=AuthMethod.JWT,
         client_id=client_id,
-        token_scopes=str(claims.get("scope", "")).split(),
+        token_scopes=None if every_right else str(claims.get("scope", "")).split(),
         token_admin=bool(claims.get("adm")),
+        reach=Reach.from_claim(reach),
     )
     return replace(principal, token_jti=issued.jti), _expiry(claims)
 

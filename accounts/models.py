@@ -104,6 +104,9 @@ class IssuedToken(models.Model):
     description = models.CharField(max_length=200, blank=True)
     scopes = models.JSONField(default=list, blank=True)
     is_admin = models.BooleanField(default=False, help_text="carries administration rights")
+    reach = models.JSONField(
+        null=True, blank=True, help_text="the server and tools it is narrowed to (accounts/reach.py)"
+    )
     client_id = models.CharField(
         max_length=80, blank=True, db_index=True, help_text="the client credential a service token came from"
     )

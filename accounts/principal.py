@@ -8,11 +8,12 @@ admin changes what existing sessions and tokens may do.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
 from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
+from accounts.reach import Reach
 from core.validators import normalize_path
 
 ALL = "all"
@@ -82,6 +83,7 @@ class Principal:
     server_rules: tuple[ServerRule, ...] = ()
     ui: dict[str, frozenset[str]] = field(default_factory=dict)
     publish_names: tuple[str, ...] = ()  # server.json name patterns (accounts/scope_rules.py)
+    reach: Reach | None = None  # what the presented credential is narrowed to (accounts/reach.py)
 
     @property
     def is_authenticated(self) -> bool:
@@ -179,6 +181,56 @@ class Principal:
 ANONYMOUS = Principal(username="", auth_method=None)
 
 
+# -- a credential narrowed to a reach (accounts/reach.py) ------------------------------------------------
+
+
+def _meet(granted: frozenset[str], wanted: frozenset[str]) -> frozenset[str]:
+    if ANY in granted:
+        return wanted
+    if ANY in wanted:
+        return granted
+    return granted & wanted
+
+
+def narrowed(principal: Principal, reach: Reach) -> Principal:
+    """`principal` as seen through `reach`: its rules cut down to the reach's server and tools, no
+    administration, no console permission but listing what it reaches, no publishing."""
+    everything = (ServerRule(ANY, frozenset({ANY}), frozenset({ANY})),)
+    base = everything if principal.is_admin else principal.server_rules
+    rules = []
+    for rule in base:
+        if not reach.server or (reach.server != ANY and rule.server not in (ANY, reach.server)):
+            continue
+        server = rule.server if reach.server == ANY else reach.server
+        rules.append(ServerRule(server, rule.methods, _meet(rule.tools, reach.tools)))
+    return replace(
+        principal,
+        is_admin=False,
+        server_rules=tuple(rules),
+        ui=_reads_within(principal, reach),
+        publish_names=(),
+        reach=reach,
+    )
+
+
+def _reads_within(principal: Principal, reach: Reach) -> dict[str, frozenset[str]]:
+    """The console permissions a narrowed credential keeps: listing, of what its reach covers (every
+    server reach keeps the agents listing too); never a change."""
+    reads = (
+        (UiPermission.LIST_SERVICE, UiPermission.LIST_AGENTS)
+        if reach.server == ANY
+        else (UiPermission.LIST_SERVICE,)
+    )
+    ui = {}
+    for permission in reads:
+        granted = frozenset({ALL}) if principal.is_admin else principal.ui.get(str(permission), frozenset())
+        if reach.server != ANY:
+            granted = frozenset({reach.server}) if ALL in granted or reach.server in granted else frozenset()
+        if granted and reach.server:
+            ui[str(permission)] = granted
+    return ui
+
+
 def _publish_names(scopes: Iterable[Scope]) -> tuple[str, ...]:
     names = {
         pattern for scope in scopes for pattern in (scope.publish_names or []) if isinstance(pattern, str)
@@ -205,9 +257,11 @@ def principal_for_user(
     client_id: str | None = None,
     token_scopes: Iterable[str] | None = None,
     token_admin: bool = True,
+    reach: Reach | None = None,
 ) -> Principal:
     """A user's principal. With `token_scopes`, only those of the user's current scopes apply, and admin
-    applies only when the token was issued unrestricted (`token_admin`) and the user is still admin."""
+    applies only when the token was issued unrestricted (`token_admin`) and the user is still admin.
+    With a `reach`, the user's current rights (an administrator's included) are narrowed to it."""
     group_names = sorted(user.groups.values_list("name", flat=True))
     scopes = list(Scope.objects.filter(groups__user=user).distinct().order_by("name"))
     if token_scopes is not None:
@@ -215,7 +269,7 @@ def principal_for_user(
         scopes = [scope for scope in scopes if scope.name in wanted]
     is_admin = user.is_active and (user.is_superuser or ADMIN_GROUP in group_names)
     rules, ui = _permissions(scopes)
-    return Principal(
+    principal = Principal(
         username=user.get_username(),
         auth_method=auth_method,
         user=user,
@@ -224,11 +278,13 @@ def principal_for_user(
         email=user.email,
         groups=tuple(group_names),
         scopes=tuple(scope.name for scope in scopes),
-        is_admin=is_admin and token_admin,
+        # A reach narrows an administrator's rights, unless the credential has chosen scopes to narrow.
+        is_admin=is_admin and (token_admin or (reach is not None and token_scopes is None)),
         server_rules=rules,
         ui=ui,
         publish_names=_publish_names(scopes),
     )
+    return narrowed(principal, reach) if reach is not None else principal
 
 
 def principal_for_idp_groups(

@@ -33,8 +33,10 @@ def encode(
     lifetime: timedelta,
     kind: str,
     client_id: str | None = None,
+    reach: dict | None = None,
 ) -> EncodedToken:
-    """A signed access token carrying sub, scope (space-separated), groups, jti and exp."""
+    """A signed access token carrying sub, scope (space-separated), groups, jti and exp, and the reach it
+    is narrowed to (accounts/reach.py), if any."""
     token = AccessToken()
     token.set_exp(lifetime=lifetime)
     token["sub"] = username
@@ -44,6 +46,8 @@ def encode(
     token["kind"] = kind
     if client_id:
         token["client_id"] = client_id
+    if reach is not None:
+        token["reach"] = reach
     return EncodedToken(str(token), token["jti"], datetime.fromtimestamp(token["exp"], UTC))
 
 

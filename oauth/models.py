@@ -4,8 +4,9 @@ from django.db import models
 
 class Consent(models.Model):
     """A user's approval of an application (an MCP host): the rights its tokens carry, which are the
-    user's own narrowed to the scopes chosen on the consent page (`all_rights`: every right the user has,
-    administration included), and the resources approved. A remembered consent is not asked again for
+    user's own narrowed to the scopes chosen on the consent page (`all_rights`: every right the user has;
+    administration only with `administers`), to the tools chosen per server (`tools`), and the resources
+    approved. A remembered consent is not asked again for
     those resources; withdrawing it revokes every token of the application for that user."""
 
     user = models.ForeignKey(
@@ -15,6 +16,12 @@ class Consent(models.Model):
         settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="consents"
     )
     all_rights = models.BooleanField(default=False, help_text="every right of the user, as they change")
+    administers = models.BooleanField(
+        default=False, help_text="its tokens administer (an administrator chose it explicitly)"
+    )
+    tools = models.JSONField(
+        default=dict, blank=True, help_text="per server path, the only tools its tokens may call there"
+    )
     scopes = models.JSONField(default=list, blank=True, help_text="the registry scopes tokens may use")
     resources = models.JSONField(default=list, blank=True, help_text="the resource URLs approved")
     remembered = models.BooleanField(default=False, help_text="not asked again for these resources")

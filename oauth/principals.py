@@ -8,10 +8,23 @@ from dataclasses import replace
 from rest_framework import exceptions
 
 from accounts.choices import AuthMethod
-from accounts.principal import Principal, principal_for_user
+from accounts.principal import REGISTRY, Principal, principal_for_user
+from accounts.reach import ANY, Reach
 from oauth.resources import audience_of_resource
 from oauth.selectors import access_token_of, consent_of
 from oauth.tokens import is_access_token
+
+
+def consent_reach(consent, audience: str) -> Reach | None:
+    """What an application's tokens at `audience` are narrowed to: the tools chosen at that server, and
+    all of the user's rights without administration reach only that server (at the registry, every
+    server); a consent that administers is not narrowed."""
+    if consent.administers:
+        return None
+    tools = consent.tools.get(audience) if isinstance(consent.tools, dict) else None
+    if consent.all_rights:
+        return Reach.of(ANY if audience == REGISTRY else audience, tools or [ANY])
+    return Reach.of(audience, tools) if tools and audience != REGISTRY else None
 
 
 def principal_from_access_token(raw: str) -> tuple[Principal, float | None] | None:
@@ -37,7 +50,8 @@ def principal_from_access_token(raw: str) -> tuple[Principal, float | None] | No
         auth_method=AuthMethod.APPLICATION,
         client_id=token.application.client_id,
         token_scopes=None if consent.all_rights else consent.scopes,
-        token_admin=consent.all_rights,
+        token_admin=consent.administers,
+        reach=consent_reach(consent, audience),
     )
     bound = replace(principal, audience=audience, oauth_scopes=frozenset(token.scope.split()))
     return bound, token.expires.timestamp()

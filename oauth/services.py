@@ -24,13 +24,24 @@ def consent_record(
     scopes: list[str],
     resource: str,
     remember: bool,
+    administers: bool = False,
+    server_path: str = "",
+    tools: list[str] | None = None,
 ) -> Consent:
-    """The user approved `application` for `resource` with these rights. One consent per user and
-    application: approving again replaces its rights (for the tokens already issued too) and adds the
-    resource."""
+    """The user approved `application` for `resource` with these rights (`tools`: only these tools of
+    the resource's server `server_path`; `administers`: administration, which only an administrator may
+    choose, never together with tools). One consent per user and application: approving again replaces
+    its rights (for the tokens already issued too) and adds the resource."""
     with transaction.atomic():
         consent, _ = Consent.objects.select_for_update().get_or_create(user=user, application=application)
         consent.all_rights = all_rights
+        consent.administers = administers
+        chosen = dict(consent.tools) if isinstance(consent.tools, dict) else {}
+        if server_path:
+            chosen.pop(server_path, None)
+            if tools:
+                chosen[server_path] = sorted(set(tools))
+        consent.tools = chosen
         consent.scopes = sorted(set(scopes))
         if resource not in consent.resources:
             consent.resources = [*consent.resources, resource]
@@ -44,6 +55,8 @@ def consent_record(
                 "name": application.name,
                 "resource": resource,
                 "all_rights": all_rights,
+                "administers": administers,
+                "tools": consent.tools.get(server_path) if server_path else None,
                 "scopes": consent.scopes,
                 "remembered": remember,
             },

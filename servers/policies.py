@@ -15,6 +15,8 @@ from django.db.models import Count, Prefetch, prefetch_related_objects
 
 from accounts.choices import UiPermission
 from accounts.principal import Principal
+from accounts.reach import ANY as ANY_TOOL
+from accounts.reach import Reach
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from servers.models import Server, Tool
@@ -101,3 +103,43 @@ def shown_counts(principal: Principal, servers: list[Server]) -> list[Server]:
     for server in servers:
         server.num_tools = counts.get(server.path, server.num_tools)
     return servers
+
+
+def reach_for(principal: Principal, service_path: str, tools) -> Reach:
+    """The reach of a credential for one server and chosen tools (`tools` empty: every tool the caller
+    may call there), checked: the caller sees the server, each tool is one of its known tools and the
+    caller may call it (settings.TOKEN_REACH_CHECK: the token service asks this, for every surface)."""
+    from accounts.services import TokenRequestError
+
+    server = server_seen(principal, service_path)
+    if server is None:
+        path = normalize_path(service_path) if service_path else service_path
+        raise TokenRequestError(f"No server is registered at {path}.", code="not_found", status=404)
+    wanted = list(dict.fromkeys(name for name in tools or [] if name != ANY_TOOL))
+    if not wanted:
+        return Reach.of(server.path, [ANY_TOOL])
+    known = set(server.tools.values_list("name", flat=True))
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise TokenRequestError(
+            f"{server.path} has no tool {', '.join(unknown)}; "
+            f"its tools: {', '.join(sorted(known)) or 'none known yet'}.",
+            code="validation_error",
+            status=400,
+        )
+    refused = [name for name in wanted if not principal.allows_mcp(server.path, "tools/call", name)]
+    if refused:
+        raise TokenRequestError(
+            f"You may not call {', '.join(refused)} on {server.path}.", code="permission_denied", status=403
+        )
+    return Reach.of(server.path, wanted)
+
+
+def callable_tools(principal: Principal, service_path: str | None) -> list[str]:
+    """The known tools of the server at `service_path` the caller may call, by name (none for a server
+    it does not see): the choices of a credential narrowed to that server (token page, consent page)."""
+    server = server_seen(principal, service_path) if service_path else None
+    if server is None:
+        return []
+    names = server.tools.order_by("name").values_list("name", flat=True)
+    return [name for name in names if principal.allows_mcp(server.path, "tools/call", name)]

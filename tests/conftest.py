@@ -184,7 +184,8 @@ def member(db):
 
 @pytest.fixture
 def token_for(db):
-    """A registry access token for `user`, optionally limited to `scopes`."""
+    """A registry access token for `user`, optionally limited to `scopes`; an administrator's token
+    unlimited by scopes administers (asked for explicitly, as the token page and API require)."""
     from accounts.choices import AuthMethod
     from accounts.principal import principal_for_user
     from accounts.services import user_token_issue
@@ -192,7 +193,11 @@ def token_for(db):
     def make(user, scopes=None):
         principal = principal_for_user(user, auth_method=AuthMethod.SESSION)
         grant = user_token_issue(
-            principal=principal, requested_scopes=scopes, expires_in_hours=1, description="test"
+            principal=principal,
+            requested_scopes=scopes,
+            expires_in_hours=1,
+            description="test",
+            admin=principal.is_admin and scopes is None,
         )
         return grant.access_token
 

@@ -11,11 +11,13 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from accounts.cache import PRINCIPALS
 from accounts.choices import AuditAction, AuthMethod, TokenKind
 from accounts.models import ClientCredential, IssuedToken, Scope, User
 from accounts.principal import Principal, principal_for_user
+from accounts.reach import ANY, Reach
 from accounts.services.audit import audit_event_record
 from accounts.tokens import encode
 from core import ratelimit
@@ -39,6 +41,7 @@ class TokenGrant:
     scopes: tuple[str, ...]
     admin: bool = False  # carries administration rights (an admin's unrestricted token)
     headers: dict = field(default_factory=dict)  # rate-limit state for the response
+    reach: Reach | None = None  # the server and tools it is narrowed to
 
     def as_response(self) -> dict:
         """The OAuth 2 token response shape of the interface."""
@@ -61,8 +64,11 @@ def _issue(
     description: str = "",
     client_id: str | None = None,
     parent: IssuedToken | None = None,
+    reach: Reach | None = None,
+    every_right: bool = False,
 ) -> TokenGrant:
     groups = sorted(user.groups.values_list("name", flat=True))
+    claim = _reach_claim(reach, every_right)
     encoded = encode(
         username=user.get_username(),
         scopes=scopes,
@@ -71,6 +77,7 @@ def _issue(
         lifetime=lifetime,
         kind=kind,
         client_id=client_id,
+        reach=claim,
     )
     IssuedToken.objects.create(
         jti=encoded.jti,
@@ -79,11 +86,20 @@ def _issue(
         description=description,
         scopes=list(scopes),
         is_admin=admin,
+        reach=claim,
         expires_at=encoded.expires_at,
         client_id=client_id or "",
         parent=parent,
     )
-    return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes), admin=admin)
+    return TokenGrant(encoded.token, int(lifetime.total_seconds()), tuple(scopes), admin=admin, reach=reach)
+
+
+def _reach_claim(reach: Reach | None, every_right: bool) -> dict | None:
+    """A reach as the token carries it; `all`: narrowed from every right of the holder (an
+    administrator's included), not from the scopes the token lists."""
+    if reach is None:
+        return None
+    return reach.as_claim() | ({"all": True} if every_right else {})
 
 
 def user_token_issue(
@@ -92,10 +108,15 @@ def user_token_issue(
     requested_scopes: list[str] | None = None,
     expires_in_hours: int | None = None,
     description: str = "",
+    server: str | None = None,
+    tools: list[str] | None = None,
+    admin: bool = False,
 ) -> TokenGrant:
-    """A token for the caller, limited to `requested_scopes` (a subset of the caller's) when given.
+    """A token for the caller, at most as strong as the caller: narrowed to one `server` and chosen
+    `tools` (accounts/reach.py), or to `requested_scopes` (a subset of the caller's), or, by default,
+    everything the caller may do but administer. Only an administrator asking for `admin` gets a token
+    that administers.
 
-    Only an unrestricted token of an admin carries admin rights; a restricted one carries its scopes only.
     Each user may ask TOKEN_ISSUE_RATE_PER_MINUTE times a minute, whatever the surface (API or page).
     """
     if principal.user is None:
@@ -125,8 +146,9 @@ def user_token_issue(
             code="validation_error",
             status=400,
         )
+    reach = _reach_asked(principal, requested_scopes, server, tools, admin)
     if requested_scopes is None:
-        scopes, admin = tuple(principal.scopes), principal.is_admin
+        scopes = tuple(principal.scopes)
     else:
         requested = tuple(dict.fromkeys(requested_scopes))
         grantable = set(principal.scopes)
@@ -139,7 +161,7 @@ def user_token_issue(
                 code="permission_denied",
                 status=403,
             )
-        scopes, admin = requested, False
+        scopes = requested
     lifetime, parent = timedelta(hours=hours), None
     if principal.token_jti is not None:  # a token issuing a token: it ends, at the latest, with its parent
         parent = IssuedToken.objects.filter(jti=principal.token_jti).first()
@@ -161,14 +183,45 @@ def user_token_issue(
             kind=TokenKind.USER,
             description=description,
             parent=parent,
+            reach=reach,
+            every_right=requested_scopes is None,
         )
+        detail = {"scopes": list(scopes), "expires_in": grant.expires_in, "description": description}
         audit_event_record(
             actor=principal,
             action=AuditAction.TOKEN_ISSUE,
             target=f"user:{principal.user.get_username()}",
-            detail={"scopes": list(scopes), "expires_in": grant.expires_in, "description": description},
+            detail=detail | {"admin": admin, "reach": _reach_claim(reach, requested_scopes is None)},
         )
     return replace(grant, headers=limit.headers())
+
+
+def _reach_asked(principal: Principal, requested_scopes, server, tools, admin: bool) -> Reach | None:
+    """What the token is narrowed to, from what was asked; an administrator's token asked for nothing in
+    particular reaches every server and tool but does not administer."""
+    if admin:
+        if not principal.is_admin:
+            raise TokenRequestError(
+                "Only administrators can make a token that administers.", code="permission_denied", status=403
+            )
+        if requested_scopes is not None or server is not None or tools:
+            raise TokenRequestError(
+                "A token that administers is not narrowed: leave out requested_scopes, server and tools.",
+                code="validation_error",
+                status=400,
+            )
+        return None
+    if server is not None:
+        if requested_scopes is not None:
+            raise TokenRequestError(
+                "Ask for one server or for scopes, not both.", code="validation_error", status=400
+            )
+        return import_string(settings.TOKEN_REACH_CHECK)(principal, server, tools or [])
+    if tools:
+        raise TokenRequestError("Name the server the tools are on.", code="validation_error", status=400)
+    if principal.reach is not None:
+        return principal.reach  # a narrowed token issues none that reaches further
+    return Reach.of(ANY, [ANY]) if principal.is_admin and requested_scopes is None else None
 
 
 def secret_hash(secret: str) -> str:

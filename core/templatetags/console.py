@@ -4,6 +4,8 @@ import json
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -66,3 +68,14 @@ def from_now(moment) -> str:
         return ""
     seconds = (moment - timezone.now()).total_seconds()
     return "due now" if seconds < 10 else f"in {_largest_unit(seconds)}"
+
+
+@register.filter
+def ticks(text) -> str:
+    """Words with `backticked` names, as HTML with those names in <code> (the rest escaped)."""
+    parts = str(text).split("`")
+    return mark_safe(  # noqa: S308 - every part is escaped here
+        "".join(
+            f"<code>{escape(part)}</code>" if index % 2 else escape(part) for index, part in enumerate(parts)
+        )
+    )

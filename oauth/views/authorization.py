@@ -31,8 +31,10 @@ from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
 from oauth.models import Consent
 from oauth.validators import code_challenge_problem
+from servers.policies import callable_tools
 
 ALL_RIGHTS = "__all__"
+ADMINISTRATION = "__admin__"  # administration too: only an administrator, only when ticked
 
 
 def our_origins(request) -> set[str]:
@@ -42,11 +44,13 @@ def our_origins(request) -> set[str]:
 
 class ConsentForm(AllowForm):
     rights = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    tools = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     remember = forms.BooleanField(required=False)
 
-    def __init__(self, *args, rights: list[tuple[str, str]] = (), **kwargs):
+    def __init__(self, *args, rights: list[tuple[str, str]] = (), tools: list[str] = (), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["rights"].choices = rights
+        self.fields["tools"].choices = [(name, name) for name in tools]
 
 
 class ConsentView(AuthorizationView):
@@ -67,8 +71,21 @@ class ConsentView(AuthorizationView):
         kwargs = super().get_form_kwargs()
         principal = self.principal()
         names = list(principal.scopes) if principal is not None else []
-        kwargs["rights"] = [(ALL_RIGHTS, "all my rights"), *((name, name) for name in names)]
+        kwargs["rights"] = [(ALL_RIGHTS, "all my rights"), (ADMINISTRATION, "administration")]
+        kwargs["rights"] += [(name, name) for name in names]
+        path = self._server_path_asked()
+        kwargs["tools"] = callable_tools(principal, path) if principal is not None and path else []
         return kwargs
+
+    def _server_path_asked(self) -> str:
+        """The server path of the one resource the request names (query or form), if it is a server."""
+        raw = (self.request.POST.get("resource") or self.request.GET.get("resource") or "").split()
+        if len(raw) != 1:
+            return ""
+        try:
+            return resources.resource_of(raw[0], origins=our_origins(self.request)).server_path or ""
+        except resources.ResourceRefused:
+            return ""
 
     def _resource(self, raw: str | None, state, redirect_uri) -> resources.Resource | OAuthToolkitError:
         listed = (raw or "").split()
@@ -148,6 +165,10 @@ class ConsentView(AuthorizationView):
             "is_admin": principal.is_admin,
             "has_rights": has_rights,
             "chosen": set(consent.scopes) if consent is not None and not consent.all_rights else None,
+            "tools": callable_tools(principal, resource.server_path) if resource.server_path else [],
+            "ticked_tools": set(consent.tools.get(resource.server_path, []))
+            if consent is not None and resource.server_path in consent.tools
+            else None,
             "access_minutes": settings.OAUTH_ACCESS_TOKEN_SECONDS // 60,
             "refresh_days": settings.OAUTH_REFRESH_TOKEN_DAYS,
         }
@@ -171,21 +192,27 @@ class ConsentView(AuthorizationView):
         if data.get("allow"):
             principal = self.principal()
             chosen = data.get("rights") or []
-            all_rights = ALL_RIGHTS in chosen
+            administers = ADMINISTRATION in chosen and principal.is_admin
+            all_rights = administers or (ALL_RIGHTS in chosen and principal.is_admin)
             scopes = (
                 list(principal.scopes)
                 if all_rights
                 else [name for name in chosen if name in principal.scopes]
             )
-            if not all_rights and not scopes:
+            tools = [] if administers else data.get("tools") or []
+            offered = self.get_form_kwargs()["tools"]
+            if (not all_rights and not scopes) or (offered and not tools and not administers):
                 data["allow"] = False  # nothing chosen: the application gets nothing, so it is a denial
             else:
                 services.consent_record(
                     user=self.request.user,
                     application=application,
                     all_rights=all_rights,
+                    administers=administers,
                     scopes=scopes,
                     resource=resource.url,
+                    server_path=resource.server_path or "",
+                    tools=tools,
                     remember=bool(data.get("remember")),
                 )
         return super().form_valid(form)

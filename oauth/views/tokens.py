@@ -1,6 +1,8 @@
 """The token page: issue a token (shown once, with a ready-to-paste MCP client configuration), and list
 and revoke the caller's tokens in force. The same service as POST /api/tokens/generate issues them."""
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpResponseRedirect
@@ -13,32 +15,45 @@ from accounts.api.views import NO_STORE
 from accounts.choices import TokenKind
 from accounts.models import IssuedToken, Scope
 from accounts.principal import Principal
+from accounts.reach import ANY, Reach
 from accounts.selectors import tokens_in_force
 from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
 from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
 from servers.models import Server
-from servers.policies import server_seen
+from servers.policies import callable_tools, server_seen
 from servers.selectors import servers_listed
+
+MODES = ("server", "scopes", "all", "admin")
+SHOWN_ONCE = "token-shown-once"  # the session key a new token waits under until its page is shown
 
 
 @require_http_methods(["GET", "POST"])
 @session_page
 def tokens(request, principal):
-    """GET/POST /api/tokens: the token form without JavaScript; a new token is shown once, never stored.
+    """GET/POST /api/tokens: the token form without JavaScript. A new token is kept in the session only
+    until the page after the post (post/redirect/get: a reload makes no second token) shows it once.
 
-    Issues through the same service as POST /api/tokens/generate, rate limit included."""
+    Issues through the same service as POST /api/tokens/generate, rate limit included. What the token may
+    do defaults to the narrowest choice: the server the link named (or the first the caller sees) and its
+    tools; a token that administers is made only when an administrator chooses it."""
     server = _server_asked(principal, request.GET.get("server") or request.POST.get("server"))
     if request.method == "GET":
-        return _tokens_page(request, principal, {"scope_mode": "all"}, server=server)
+        grant = request.session.pop(SHOWN_ONCE, None)
+        response = _tokens_page(request, principal, {}, server=server, grant=grant)
+        if grant is not None:
+            for name, value in NO_STORE.items():
+                response[name] = value
+        return response
     values = {
-        "scope_mode": "selected" if request.POST.get("scope_mode") == "selected" else "all",
+        "scope_mode": request.POST.get("scope_mode", ""),
+        "tools": request.POST.getlist("tools"),
         "requested_scopes": request.POST.getlist("requested_scopes"),
         "expires_in_hours": request.POST.get("expires_in_hours", "").strip(),
         "description": request.POST.get("description", "").strip(),
     }
-    data, error = _token_request(values)
+    data, error = _token_request(values, server)
     if error:
         return _tokens_page(request, principal, values, error=error, status=400, server=server)
     try:
@@ -50,21 +65,40 @@ def tokens(request, principal):
         for name, value in error.headers.items():
             response[name] = value
         return response
-    response = _tokens_page(request, principal, {"scope_mode": "all"}, grant=grant, server=server)
-    for name, value in NO_STORE.items():
-        response[name] = value
-    return response
+    request.session[SHOWN_ONCE] = {
+        "access_token": grant.access_token,
+        "expires_in": grant.expires_in,
+        "scopes": list(grant.scopes),
+        "admin": grant.admin,
+        "words": _grant_words(grant.admin, grant.reach, grant.scopes),
+        "server": grant.reach.server if grant.reach is not None and grant.reach.server != ANY else "",
+    }
+    target = reverse("oauth2_provider:tokens-page")
+    if server is not None:
+        target += "?" + urlencode({"server": server.path})
+    return HttpResponseRedirect(target, status=303)
 
 
-def _token_request(values: dict) -> tuple[dict, str]:
+def _token_request(values: dict, server: Server | None) -> tuple[dict, str]:
     """The form as the JSON endpoint's token request, validated the same way; or why it is not one."""
     data = {"description": values["description"]}
     if values["expires_in_hours"]:
         data["expires_in_hours"] = values["expires_in_hours"]
-    if values["scope_mode"] == "selected":
+    mode = values["scope_mode"]
+    if mode not in MODES:
+        return {}, "Choose what the token may do."
+    if mode == "server":
+        if server is None:
+            return {}, "Choose the server the token is for."
+        if not values["tools"] and server.tools.exists():
+            return {}, "Tick at least one tool, or choose another option."
+        data |= {"server": server.path, "tools": values["tools"]}
+    elif mode == "scopes":
         if not values["requested_scopes"]:
             return {}, "Choose at least one scope."
         data["requested_scopes"] = values["requested_scopes"]
+    elif mode == "admin":
+        data["admin"] = True
     serializer = TokenRequestSerializer(data=data)
     if not serializer.is_valid():
         reasons = (
@@ -76,34 +110,73 @@ def _token_request(values: dict) -> tuple[dict, str]:
 
 
 def _server_asked(principal: Principal, path: str | None) -> Server | None:
-    """The server a dashboard row's "create one" link names, when the caller sees it and it is enabled."""
+    """The server a dashboard row's "create one" link (or the form) names, when the caller sees it and it
+    is enabled."""
     server = server_seen(principal, path) if path else None
     return server if server is not None and server.is_enabled else None
+
+
+def _grant_words(admin: bool, reach: Reach | None, scopes) -> str:
+    """What a token may do, in words (the preview, the new token and the list of tokens say the same)."""
+    if admin:
+        return "can do everything, including administering the registry"
+    if reach is not None:
+        return reach.in_words()
+    if scopes:
+        return f"can do what {', '.join(f'`{name}`' for name in scopes)} allow; cannot administer"
+    return "identifies you and reaches nothing"
 
 
 def _tokens_page(
     request, principal: Principal, values: dict, *, error="", grant=None, status=200, server=None
 ):
     scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
+    choosable = [row for row in servers_listed(principal)[0] if row.is_enabled]
+    chosen = server or (choosable[0] if choosable else None)
+    tools = callable_tools(principal, chosen.path if chosen is not None else None)
+    mode = values.get("scope_mode") or ("server" if chosen is not None else "all")
     config = None
-    if grant is not None:  # the new token, ready to paste into an MCP host (for the server asked, or all)
-        servers = [server] if server else [row for row in servers_listed(principal)[0] if row.is_enabled]
-        config = client_config(servers, gateway_base_url(request), grant.access_token)
+    if (
+        grant is not None
+    ):  # the new token, ready to paste into an MCP host (for the server it reaches, or all)
+        target = server_seen(principal, grant["server"]) if grant["server"] else None
+        servers = [target] if target is not None else choosable
+        config = client_config(servers, gateway_base_url(request), grant["access_token"])
+    ticked = values.get("tools") if "tools" in values else tools
     context = {
         "server": server,
+        "chosen": chosen,
+        "choosable": choosable,
+        "tools": tools,
+        "ticked": ticked,
+        "previews": {
+            "server": Reach.of(chosen.path, ticked).in_words() if chosen is not None and ticked else "",
+            "scopes": "can do what the ticked scopes allow; cannot administer",
+            "all": _grant_words(
+                False, Reach.of(ANY, [ANY]) if principal.is_admin else None, principal.scopes
+            ),
+            "admin": _grant_words(True, None, ()),
+        },
         "client_config": config,
         "scopes": list(scopes),
         "is_admin": principal.is_admin,
+        "mode": mode,
         "values": values,
         "error": error,
         "grant": grant,
         "lifetimes": _lifetimes(),
         "default_hours": settings.TOKEN_DEFAULT_HOURS,
-        "my_tokens": tokens_in_force(principal.user) if principal.user is not None else [],
+        "my_tokens": _described(tokens_in_force(principal.user)) if principal.user is not None else [],
         "applications": consents_of(principal.user) if principal.user is not None else [],
         "may_issue": principal.user is not None and not principal.user.is_service_account,
     }
     return render(request, "oauth/tokens.html", context, status=status)
+
+
+def _described(tokens) -> list:
+    for token in tokens:
+        token.words = _grant_words(token.is_admin, Reach.from_claim(token.reach), token.scopes)
+    return tokens
 
 
 LIFETIME_CHOICES_HOURS = (1, 4, 8, 24, 24 * 7, 24 * 30, 24 * 90, 24 * 365)

@@ -48,9 +48,10 @@ def test_the_token_form_issues_a_token_shown_once(client, dev, settings):
     client.force_login(dev)
 
     response = client.post(
-        "/api/tokens", {"scope_mode": "all", "expires_in_hours": "2", "description": "laptop"}
+        "/api/tokens", {"scope_mode": "all", "expires_in_hours": "2", "description": "laptop"}, follow=True
     )
 
+    assert response.redirect_chain == [("/api/tokens", 303)]
     assert response.status_code == 200
     assert response["Cache-Control"] == "no-store"
     token = re.search(
@@ -63,30 +64,40 @@ def test_the_token_form_issues_a_token_shown_once(client, dev, settings):
         2 * 3600,
     )
     assert "<dd data-lifetime>2 hours</dd>" in html(response)
-    assert "<dd data-granted><code>servers-read</code>, <code>servers-write</code></dd>" in html(response)
+    assert (
+        "<dd data-granted>can do what <code>servers-read</code>, <code>servers-write</code> allow; "
+        "cannot administer</dd>"
+    ) in html(response)
     assert IssuedToken.objects.get().description == "laptop"
-    assert token not in html(client.get("/api/tokens"))
+    assert token not in html(client.get("/api/tokens"))  # a reload shows it no more, and makes none
+    assert IssuedToken.objects.count() == 1
 
 
 def test_ticked_scopes_narrow_the_token(client, dev):
     client.force_login(dev)
 
-    response = client.post("/api/tokens", {"scope_mode": "selected", "requested_scopes": ["servers-read"]})
+    response = client.post(
+        "/api/tokens", {"scope_mode": "scopes", "requested_scopes": ["servers-read"]}, follow=True
+    )
 
     assert IssuedToken.objects.get().scopes == ["servers-read"]
-    assert "<dd data-granted><code>servers-read</code></dd>" in html(response)
+    assert "<dd data-granted>can do what <code>servers-read</code> allow; cannot administer</dd>" in html(
+        response
+    )
 
 
 @pytest.mark.parametrize(
     ("form", "status", "message"),
     [
-        ({"scope_mode": "selected"}, 400, "Choose at least one scope."),
+        ({"scope_mode": "scopes"}, 400, "Choose at least one scope."),
         (
-            {"scope_mode": "selected", "requested_scopes": ["not-mine"]},
+            {"scope_mode": "scopes", "requested_scopes": ["not-mine"]},
             403,
             "Scopes not granted to the caller: not-mine.",
         ),
-        ({"expires_in_hours": "99"}, 400, "Expires in hours: At most 24 hours."),
+        ({"scope_mode": "all", "expires_in_hours": "99"}, 400, "Expires in hours: At most 24 hours."),
+        ({}, 400, "Choose what the token may do."),
+        ({"scope_mode": "admin"}, 403, "Only administrators can make a token that administers."),
     ],
 )
 def test_refused_token_requests_come_back_with_the_reason(client, dev, form, status, message):
@@ -117,14 +128,14 @@ def test_the_token_form_enforces_csrf(dev):
     refused = client.post("/api/tokens", {"scope_mode": "all"})
     accepted = client.post("/api/tokens", {"scope_mode": "all", "csrfmiddlewaretoken": token})
 
-    assert (refused.status_code, accepted.status_code) == (403, 200)
+    assert (refused.status_code, accepted.status_code) == (403, 303)
     assert IssuedToken.objects.count() == 1
 
 
 def test_a_new_token_comes_with_a_client_configuration_for_the_gateway(client, dev, weather):
     client.force_login(dev)
 
-    response = client.post("/api/tokens", {"scope_mode": "all"})
+    response = client.post("/api/tokens", {"scope_mode": "all"}, follow=True)
 
     page = html(response)
     token = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', page).group(1)
@@ -140,25 +151,89 @@ def test_a_new_token_comes_with_a_client_configuration_for_the_gateway(client, d
     }
 
 
-def test_an_administrators_unrestricted_token_says_it_carries_administration(client, member):
+def test_an_administrator_gets_a_token_that_administers_only_by_choosing_it(client, member):
     client.force_login(member("root", "mcp-registry-admin"))
 
-    response = client.post("/api/tokens", {"scope_mode": "all", "expires_in_hours": "24"})
+    page = html(client.get("/api/tokens"))
+    everything = html(client.post("/api/tokens", {"scope_mode": "all"}, follow=True))
+    admin = html(client.post("/api/tokens", {"scope_mode": "admin", "expires_in_hours": "24"}, follow=True))
 
-    granted = re.search(r"<dd data-granted>(.*?)</dd>", html(response)).group(1)
-    assert granted.startswith("<strong>Administration</strong>: every server, tool and registry action")
-    assert "<dd data-lifetime>1 day</dd>" in html(response)
-    assert IssuedToken.objects.get().is_admin is True
+    assert re.findall(r'name="scope_mode" value="(\w+)"[^>]*?( checked)?>', page) == [
+        ("all", " checked"),
+        ("admin", ""),
+    ]
+    assert granted(everything) == (
+        "can call every tool you may call on every server you may reach; cannot administer"
+    )
+    assert granted(admin) == "can do everything, including administering the registry"
+    assert "<dd data-lifetime>1 day</dd>" in admin
+    assert sorted(IssuedToken.objects.values_list("is_admin", flat=True)) == [False, True]
+
+
+def granted(page: str) -> str:
+    return re.search(r"<dd data-granted>(.*?)</dd>", page).group(1)
+
+
+@pytest.fixture
+def clock(db):
+    server = ServerFactory(path="/clock", name="Clock", proxy_pass_url="http://127.0.0.1:9003/mcp")
+    for name in ("add", "current_time", "echo"):
+        server.tools.create(name=name)
+    return server
+
+
+def test_a_server_link_makes_the_narrowest_token_the_default_even_for_an_administrator(client, member, clock):
+    client.force_login(member("root", "mcp-registry-admin"))
+
+    page = html(client.get("/api/tokens?server=/clock"))
+    issued = client.post(
+        "/api/tokens?server=/clock", {"scope_mode": "server", "tools": ["add", "current_time"]}, follow=True
+    )
+
+    assert re.findall(r'name="scope_mode" value="(\w+)"[^>]*?( checked)?>', page)[0] == ("server", " checked")
+    assert re.findall(r'name="tools" value="([^"]+)" data-tool checked', page) == [
+        "add",
+        "current_time",
+        "echo",
+    ]
+    assert (
+        "This token can call <code>add</code>, <code>current_time</code>, <code>echo</code> on /clock; "
+        "cannot administer."
+    ) in page
+    assert issued.redirect_chain == [("/api/tokens?server=%2Fclock", 303)]
+    assert (
+        granted(html(issued))
+        == "can call <code>add</code>, <code>current_time</code> on /clock; cannot administer"
+    )
+    token = IssuedToken.objects.get()
+    assert (token.is_admin, token.reach) == (
+        False,
+        {"server": "/clock", "tools": ["add", "current_time"], "all": True},
+    )
+    config = re.search(r'aria-label="MCP client configuration">([^<]+)</textarea>', html(issued)).group(1)
+    assert list(json.loads(config.replace("&quot;", '"'))["mcpServers"]) == ["clock"]
+
+
+def test_a_server_token_needs_a_ticked_tool(client, member, clock):
+    client.force_login(member("root", "mcp-registry-admin"))
+
+    response = client.post("/api/tokens?server=/clock", {"scope_mode": "server"})
+
+    assert response.status_code == 400
+    assert '<p class="error" role="alert">Tick at least one tool, or choose another option.</p>' in html(
+        response
+    )
+    assert IssuedToken.objects.count() == 0
 
 
 def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
     client.force_login(dev)
     client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"})
     client.post(
-        "/api/tokens", {"scope_mode": "selected", "requested_scopes": ["servers-read"], "description": "ci"}
+        "/api/tokens", {"scope_mode": "scopes", "requested_scopes": ["servers-read"], "description": "ci"}
     )
     revoked = client.post("/api/tokens", {"scope_mode": "all", "description": "old"})
-    assert revoked.status_code == 200
+    assert revoked.status_code == 303
     old = IssuedToken.objects.get(description="old")
     client.post(f"/api/tokens/{old.jti}/revoke")
     other = Client()
@@ -172,14 +247,17 @@ def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
         page,
     )
     assert rows == [
-        ("ci", "<code>servers-read</code>"),
-        ("laptop", "<code>servers-read</code>, <code>servers-write</code>"),
+        ("ci", "can do what <code>servers-read</code> allow; cannot administer"),
+        (
+            "laptop",
+            "can do what <code>servers-read</code>, <code>servers-write</code> allow; cannot administer",
+        ),
     ]
 
 
 def test_revoking_a_token_stops_it_at_once(client, dev):
     client.force_login(dev)
-    page = html(client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"}))
+    page = html(client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"}, follow=True))
     token = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', page).group(1)
     assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
     issued = IssuedToken.objects.get()

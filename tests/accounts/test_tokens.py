@@ -196,17 +196,20 @@ def test_a_revoked_token_stops_working(client, dev):
     assert after.json()["error_code"] == "token_revoked"
 
 
-def test_an_unrestricted_admin_token_is_admin_and_a_restricted_one_is_not(client, member, scope_factory):
+def test_only_an_admin_token_asked_for_explicitly_administers(client, member, scope_factory):
     scope_factory("one-server", group="mcp-registry-admin", ui={"list_service": ["one"]})
     admin = member("ada", "mcp-registry-admin")
     client.force_login(admin)
 
-    full = generate(client).json()["access_token"]
+    full = generate(client, {"admin": True}).json()["access_token"]
+    default = generate(client).json()["access_token"]
     narrow = generate(client, {"requested_scopes": ["one-server"]}).json()["access_token"]
     client.logout()
 
     assert client.get("/api/auth/me", headers=bearer(full)).json()["is_admin"] is True
+    assert client.get("/api/auth/me", headers=bearer(default)).json()["is_admin"] is False
     assert client.get("/api/auth/me", headers=bearer(narrow)).json()["is_admin"] is False
+    assert client.get("/api/admin/tokens", headers=bearer(default)).status_code == 403
 
 
 def test_spoofed_identity_headers_gain_nothing(client):

@@ -3,6 +3,7 @@ unregistered redirect URI or a resource that is not ours; tokens used at another
 used twice (its family ends); bad metadata documents; registration floods; withdrawn consents."""
 
 import json
+import re
 
 import pytest
 import requests
@@ -10,6 +11,7 @@ from oauth2_provider.models import AccessToken, Application
 
 from accounts.models import AuditEvent
 from oauth.models import Consent
+from servers.models import Server
 from tests.gateway.gateway_calls import INITIALIZE, post
 from tests.oauth.conftest import VERIFIER, error_of, inputs_of
 from tests.oauth.flow import REDIRECT_URI
@@ -275,3 +277,25 @@ def test_a_remembered_consent_is_asked_again_once_the_user_has_no_rights_there(h
     assert remembered.status_code == 200 and 'http-equiv="refresh"' in remembered.text
     assert without_rights.status_code == 200 and 'id="deny"' in without_rights.text
     assert 'id="allow"' not in without_rights.text
+
+
+def test_the_consent_page_offers_the_servers_tools_and_an_unticked_one_is_not_callable(host, servers):
+    for name in ("add", "echo"):
+        Server.objects.get(path="/alpha").tools.create(name=name)
+    client_id = host.register().json()["client_id"]
+    resource = host.base + "/alpha/mcp"
+    page = host.authorize(client_id, resource)
+    form = {name: value for name, value in inputs_of(page.text) if name not in ("tools", "remember")}
+    form["rights"] = [value for name, value in inputs_of(page.text) if name == "rights"]
+
+    answer = host.browser.post(
+        f"{host.base}/oauth/authorize",
+        data={**form, "tools": ["echo"], "allow": "on"},
+        headers={"Referer": page.url},
+        allow_redirects=False,
+    )
+
+    assert re.findall(r'name="tools" value="(\w+)" checked', page.text) == ["add", "echo"]
+    assert "__admin__" not in page.text  # a member is offered no administration
+    assert answer.status_code == 302
+    assert Consent.objects.get().tools == {"/alpha": ["echo"]}

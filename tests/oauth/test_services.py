@@ -132,3 +132,59 @@ def test_applications_and_consents_are_listed_in_the_console(admin_client, olga)
     assert applications.status_code == consents.status_code == 200
     assert application.client_id in applications.content.decode()
     assert "olga" in consents.content.decode()
+
+
+def test_an_administrators_consent_administers_only_when_chosen_and_tools_narrow_it(member):
+    ada = member("ada", "mcp-registry-admin")
+    application = _application()
+    services.consent_record(
+        user=ada,
+        application=application,
+        all_rights=True,
+        scopes=[],
+        resource=RESOURCE,
+        server_path="/alpha",
+        tools=["add"],
+        remember=False,
+    )
+    raw = _token(ada, application)
+
+    narrowed = principal_from_bearer(raw)
+    assert (narrowed.is_admin, narrowed.shown_tools("/alpha")) == (False, frozenset({"add"}))
+    assert narrowed.allows_mcp("/alpha", "tools/call", "add") is True
+    assert narrowed.allows_mcp("/alpha", "tools/call", "echo") is False
+
+    services.consent_record(
+        user=ada,
+        application=application,
+        all_rights=True,
+        administers=True,
+        scopes=[],
+        resource=RESOURCE,
+        server_path="/alpha",
+        remember=False,
+    )
+
+    administering = principal_from_bearer(raw)
+    assert (administering.is_admin, administering.reach) == (True, None)
+    assert AuditEvent.objects.filter(action="oauth.consent").latest("pk").detail["administers"] is True
+
+
+def test_a_members_consent_with_chosen_tools_calls_only_those(olga):
+    application = _application()
+    services.consent_record(
+        user=olga,
+        application=application,
+        all_rights=False,
+        scopes=["alpha-read", "alpha-call"],
+        resource=RESOURCE,
+        server_path="/alpha",
+        tools=["echo"],
+        remember=False,
+    )
+
+    principal = principal_from_bearer(_token(olga, application))
+
+    assert principal.allows_mcp("/alpha", "tools/call", "echo") is True
+    assert principal.allows_mcp("/alpha", "tools/call", "add") is False
+    assert principal.allows_mcp("/alpha", "tools/list") is True

@@ -1,0 +1,51 @@
+// The token form: the preview in words follows the choice and the ticked tools, and choosing another
+// server reloads the page with that server's tools (the form works without this script too).
+(function () {
+  "use strict";
+  var form = document.getElementById("token-form");
+  if (!form) return;
+  var preview = form.querySelector("[data-preview]");
+
+  function words() {
+    var mode = form.querySelector("input[name=scope_mode]:checked");
+    if (!mode) return "";
+    if (mode.value !== "server") return mode.dataset.words;
+    var select = form.querySelector("[data-server-select]");
+    var hidden = form.querySelector("input[type=hidden][name=server]");
+    var path = select ? select.value : hidden ? hidden.value : "";
+    var tools = Array.prototype.map.call(form.querySelectorAll("[data-tool]:checked"), function (box) {
+      return box.value;
+    });
+    if (!form.querySelector("[data-tool]")) return "can call every tool you may call on " + path + "; cannot administer";
+    if (!tools.length) return "can call no tool yet: tick at least one";
+    return "can call " + tools.map(function (name) { return "`" + name + "`"; }).join(", ") + " on " + path + "; cannot administer";
+  }
+
+  function render() {
+    var text = words();
+    preview.textContent = "";
+    preview.appendChild(document.createTextNode("This token "));
+    text.split("`").forEach(function (part, index) {
+      if (index % 2) {
+        var code = document.createElement("code");
+        code.textContent = part;
+        preview.appendChild(code);
+      } else {
+        preview.appendChild(document.createTextNode(part));
+      }
+    });
+    preview.appendChild(document.createTextNode("."));
+  }
+
+  form.addEventListener("change", function (event) {
+    if (event.target.matches("[data-server-select]")) {
+      window.location.search = "?server=" + encodeURIComponent(event.target.value);
+      return;
+    }
+    if (event.target.matches("[data-tool]")) {
+      var server = form.querySelector("input[name=scope_mode][value=server]");
+      if (server) server.checked = true;
+    }
+    render();
+  });
+})();
