@@ -67,7 +67,7 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
         "name",
         "is_enabled",
         "health_status",
-        "num_tools",
+        "tools_shown",
         "last_checked_at",
         "updated_at",
     )
@@ -77,7 +77,7 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
     list_per_page = 50
     ordering = ("path",)
     readonly_fields = (
-        "num_tools",
+        "tools_shown",
         "health_status",
         "health_detail",
         "last_checked_at",
@@ -88,7 +88,7 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
     )
     # `headers` may hold credentials: the console shows their names only. Embeddings are the search's
     # internals, never shown or edited.
-    exclude = ("headers", "embedding", "embedding_dirty", "unhealthy_since")
+    exclude = ("headers", "embedding", "embedding_dirty", "unhealthy_since", "num_tools")
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 
@@ -105,6 +105,15 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
 
     def may_toggle(self, principal, obj) -> bool:
         return policies.server_may(principal, UiPermission.TOGGLE_SERVICE, obj)
+
+    def get_queryset(self, request):
+        principal = self.admin_site.principal_of(request)
+        return super().get_queryset(request).annotate(shown_num_tools=policies.shown_tool_count(principal))
+
+    @admin.display(description="tools", ordering="shown_num_tools")
+    def tools_shown(self, obj: Server) -> int:
+        """How many tools the caller is shown (servers/policies.py), as every surface counts them."""
+        return getattr(obj, "shown_num_tools", obj.num_tools)
 
     @admin.display(description="outbound headers")
     def outbound_header_names(self, obj: Server) -> str:

@@ -11,7 +11,19 @@ the same way.
 - Each action on a seen server needs its UI permission on that path (403 otherwise).
 """
 
-from django.db.models import Count, Prefetch, prefetch_related_objects
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    When,
+    prefetch_related_objects,
+)
+from django.db.models.functions import Coalesce
 
 from accounts.choices import UiPermission
 from accounts.principal import Principal
@@ -88,6 +100,31 @@ def tool_counts(principal: Principal, paths) -> dict[str, int]:
         .values_list("server__path", "count")
     )
     return {path: counts.get(path, 0) for path in narrowed}
+
+
+def shown_tool_count(principal: Principal):
+    """`num_tools` as the caller is shown it, as a query expression (the console's lists annotate their
+    rows with it): where the caller's tool rules narrow a server, the tools it is shown there; elsewhere
+    the stored count. The same rule as `tool_counts`, for querysets."""
+    rules = principal.tool_rules()
+    if principal.is_admin or any(rule.server == ANY_TOOL and ANY_TOOL in rule.tools for rule in rules):
+        return F("num_tools")
+    whole = {rule.server for rule in rules if ANY_TOOL in rule.tools}
+    if any(rule.server == ANY_TOOL for rule in rules):
+        narrowed = ~Q(path__in=sorted(whole))
+    else:
+        narrowed = Q(path__in=sorted({rule.server for rule in rules} - whole))
+    shown = (
+        tools_visible(principal)
+        .filter(server=OuterRef("pk"))
+        .order_by()
+        .values("server")
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Case(
+        When(narrowed, then=Coalesce(Subquery(shown), 0)), default=F("num_tools"), output_field=IntegerField()
+    )
 
 
 def shown_with_tools(principal: Principal, servers: list[Server]) -> list[Server]:

@@ -100,3 +100,29 @@ def test_a_staff_member_sees_the_agents_visibility_shows_and_changes_none_withou
 
     assert listed(agents) == ["/public-agent"]
     assert 'name="_save"' not in change_page  # seen, not changed: no modify_agent
+
+
+def test_the_tool_counts_of_the_server_list_and_page_follow_the_tool_rule(client, member, scope_factory):
+    clock = ServerFactory(path="/clock", name="Clock", num_tools=3)
+    weather = ServerFactory(path="/weather", name="Weather", num_tools=1)
+    for name in ("add", "current_time", "echo"):
+        ToolFactory(server=clock, name=name)
+    ToolFactory(server=weather, name="get_forecast")
+    scope_factory(
+        "clock-some",
+        group="clockers",
+        ui={"list_service": ["/clock", "/weather"], "modify_service": ["/clock"]},
+        server_rules=[{"server": "/clock", "methods": ["tools/call"], "tools": ["add", "echo"]}],
+    )
+    client.force_login(member("cleo", "clockers", is_staff=True))
+
+    server_list = client.get("/admin/servers/server/").content.decode()
+    page = client.get(f"/admin/servers/server/{clock.pk}/change/").content.decode()
+
+    counts = re.findall(
+        r'<th class="field-path"><a [^>]+>([^<]+)</a></th>.*?<td class="field-tools_shown">(\d+)</td>',
+        server_list,
+        re.S,
+    )
+    assert counts == [("/clock", "2"), ("/weather", "1")]
+    assert re.search(r'<div class="readonly">(\d+)</div>', page.split("tools_shown")[1]).group(1) == "2"
