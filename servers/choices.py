@@ -6,9 +6,25 @@ class HealthStatus(models.TextChoices):
 
     UNKNOWN = "unknown", "Unknown (never checked)"
     HEALTHY = "healthy", "Healthy"
-    HEALTHY_AUTH_EXPIRED = "healthy-auth-expired", "Healthy, but our credentials were refused"
+    AUTH_REFUSED = "auth-refused", "Credentials refused"
     UNHEALTHY = "unhealthy", "Unhealthy"
     DISABLED = "disabled", "Disabled"
+
+
+# What each state means, said once: the dashboard's legend and docs/registry.md show these words.
+HEALTH_MEANINGS = {
+    HealthStatus.UNKNOWN: "Not checked yet; the first check runs seconds after the server is registered or "
+    "enabled.",
+    HealthStatus.HEALTHY: "The last check completed an MCP exchange with the server: `initialize` and "
+    "`tools/list` were answered.",
+    HealthStatus.AUTH_REFUSED: "The server answered 401 or 403: it refused the gateway's credentials, or "
+    "asked for some and none are configured. Not healthy; the reason says which.",
+    HealthStatus.UNHEALTHY: "The last check failed: no connection, a timeout, an HTTP error, or an answer "
+    "that is not MCP. The reason says which; it is checked again sooner than the others.",
+    HealthStatus.DISABLED: "Switched off by an operator: not checked, and not reachable through the gateway.",
+}
+# The states counted, filtered and checked again early as "not healthy".
+NOT_HEALTHY = (HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
 
 
 class Transport(models.TextChoices):

@@ -203,7 +203,7 @@ def _explain(
     if watch.error_status in AUTH_STATUSES:
         phrase = HTTPStatus(watch.error_status).phrase
         why = "credentials refused" if headers else "credentials required and none are configured"
-        return HealthStatus.HEALTHY_AUTH_EXPIRED, f"{watch.error_status} {phrase}: {why}"
+        return HealthStatus.AUTH_REFUSED, f"{watch.error_status} {phrase}: {why}"
     if watch.error_status is not None:
         return HealthStatus.UNHEALTHY, f"HTTP {watch.error_status} from server"
     if timed_out or not errors or any(isinstance(e, httpx2.TimeoutException) for e in errors):

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 
-from servers.choices import HealthStatus
+from servers.choices import NOT_HEALTHY
 
 
 def recheck_delay(*, unhealthy_since: datetime | None, checked_at: datetime) -> timedelta:
@@ -30,7 +30,7 @@ def next_check_at(server) -> datetime | None:
     checked by the next sweep, whenever that is)."""
     if not server.is_enabled or server.last_checked_at is None:
         return None
-    if server.health_status == HealthStatus.UNHEALTHY:
+    if server.health_status in NOT_HEALTHY:
         return server.last_checked_at + recheck_delay(
             unhealthy_since=server.unhealthy_since, checked_at=server.last_checked_at
         )
@@ -50,7 +50,7 @@ def due_for_recheck(servers, now: datetime):
     )
     due = ExpressionWrapper(F("last_checked_at") + delay, output_field=DateTimeField())
     return (
-        servers.filter(is_enabled=True, health_status=HealthStatus.UNHEALTHY, last_checked_at__isnull=False)
+        servers.filter(is_enabled=True, health_status__in=NOT_HEALTHY, last_checked_at__isnull=False)
         .annotate(recheck_due=due)
         .filter(recheck_due__lte=now)
     )

@@ -8,7 +8,7 @@ from django.db.models.functions import Collate, Concat, Replace, Substr
 
 from core.epochs import MISSING
 from servers.cache import ROUTES
-from servers.choices import HealthStatus
+from servers.choices import NOT_HEALTHY
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool
 from servers.naming import name_prefix
@@ -41,7 +41,7 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
 IN_STATE = {
     "enabled": lambda server: server.is_enabled,
     "disabled": lambda server: not server.is_enabled,
-    "unhealthy": lambda server: server.is_enabled and server.health_status == HealthStatus.UNHEALTHY,
+    "unhealthy": lambda server: server.is_enabled and server.health_status in NOT_HEALTHY,
 }
 
 

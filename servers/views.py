@@ -29,7 +29,7 @@ from servers.api.dashboard import (
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
-from servers.choices import HealthStatus, Transport
+from servers.choices import HEALTH_MEANINGS, NOT_HEALTHY, HealthStatus, Transport
 from servers.clients import client_config, gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.policies import server_visible
@@ -97,8 +97,9 @@ class DashboardRow:
 
 # The register and edit forms' transport choices: what the gateway and the health check speak.
 TRANSPORT_CHOICES = ((Transport.STREAMABLE_HTTP, "Streamable HTTP"), (Transport.SSE, "SSE (legacy)"))
-STATE_FILTERS = (("", "All"), ("enabled", "Enabled"), ("disabled", "Disabled"), ("unhealthy", "Unhealthy"))
-DETAILED_STATUSES = (HealthStatus.UNHEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED)
+STATE_FILTERS = (("", "All"), ("enabled", "Enabled"), ("disabled", "Disabled"), ("unhealthy", "Not healthy"))
+DETAILED_STATUSES = NOT_HEALTHY
+STATE_WORDS = {"enabled": "enabled", "disabled": "disabled", "unhealthy": "not healthy"}  # "… are <words>"
 
 
 def _dashboard_page(request, principal: Principal, *, register: dict | None = None, status: int = 200):
@@ -135,6 +136,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         "can_register": principal.can(UiPermission.REGISTER_SERVICE),
         "register": register or {"values": {}, "errors": {}},
         "status_labels": dict(HealthStatus.choices),
+        "health_meanings": [(state, state.label, HEALTH_MEANINGS[state]) for state in HealthStatus],
         "may_set_headers": principal.is_admin,
         "transports": TRANSPORT_CHOICES,
     }
@@ -150,7 +152,7 @@ def _summary(shown: int, matching: int, query: str, state: str) -> str:
     matching_text = f" matching “{query}”" if query else ""
     if state:
         verb = "is" if shown == 1 else "are"
-        return f"{shown} of {_plural(matching, 'server')}{matching_text} {verb} {state}"
+        return f"{shown} of {_plural(matching, 'server')}{matching_text} {verb} {STATE_WORDS[state]}"
     return (
         f"{_plural(shown, 'server')}{matching_text}" if query else f"{_plural(shown, 'server')} you can see"
     )
@@ -161,7 +163,7 @@ def _empty_text(query: str, state: str) -> str:
     if not (query or state):
         return "There are no servers you can see yet."
     matching_text = f" matching “{query}”" if query else ""
-    return f"No server{matching_text}{f' is {state}' if state else ''}."
+    return f"No server{matching_text}{f' is {STATE_WORDS[state]}' if state else ''}."
 
 
 @require_GET

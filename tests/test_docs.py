@@ -25,3 +25,13 @@ def test_every_environment_variable_read_by_the_settings_is_in_the_readme_and_en
     assert read, "no environment variables found; the pattern is out of date"
     assert sorted(name for name in read if f"`{name}`" not in readme) == []
     assert sorted(name for name in read if not re.search(rf"^#?\s*{name}=", example, re.MULTILINE)) == []
+
+
+def test_the_health_states_table_says_what_the_dashboard_legend_says():
+    from servers.choices import HEALTH_MEANINGS
+
+    text = (PROJECT_DIR / "docs" / "api.md").read_text()
+
+    documented = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| (.+) \|$", text, flags=re.MULTILINE)
+
+    assert documented == [(state.value, state.label, meaning) for state, meaning in HEALTH_MEANINGS.items()]

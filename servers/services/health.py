@@ -7,14 +7,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from servers.check_results import CheckResult
-from servers.choices import HealthStatus
+from servers.choices import NOT_HEALTHY, HealthStatus
 from servers.live.publish import health_changed
 from servers.models import HealthTransition, Server
 from servers.services.tools import tools_store
 
 logger = logging.getLogger(__name__)
 
-CHECK_STATUSES = (HealthStatus.HEALTHY, HealthStatus.HEALTHY_AUTH_EXPIRED, HealthStatus.UNHEALTHY)
+CHECK_STATUSES = (HealthStatus.HEALTHY, HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
 
 
 def server_health_record(*, server: Server, result: CheckResult) -> bool:
@@ -36,14 +36,14 @@ def server_health_record(*, server: Server, result: CheckResult) -> bool:
         row.health_status = result.status
         row.health_detail = result.detail
         row.last_checked_at = result.checked_at
-        if result.status != HealthStatus.UNHEALTHY:
+        if result.status not in NOT_HEALTHY:
             row.unhealthy_since = None
         elif row.unhealthy_since is None:
             row.unhealthy_since = result.checked_at
         if before != (row.health_status, row.unhealthy_since):
             fields += ["health_status", "unhealthy_since"]
         tools_changed = False
-        if result.status != HealthStatus.UNHEALTHY and result.tools is not None:
+        if result.status not in NOT_HEALTHY and result.tools is not None:
             tools_changed = tools_store(row, result.tools)
             if tools_changed:
                 fields += ["num_tools", "updated_at"]

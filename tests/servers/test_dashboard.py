@@ -186,9 +186,9 @@ def test_the_summary_and_the_empty_state_speak_of_the_filter(as_operator, weathe
     unhealthy = html(as_operator.get("/", {"query": "e", "state": "unhealthy"}))
     disabled = html(as_operator.get("/", {"query": "weather", "state": "disabled"}))
 
-    assert '<p class="muted" data-summary>0 of 2 servers matching “e” are unhealthy</p>' in unhealthy
-    assert 'data-empty-text="No server matching “e” is unhealthy."' in unhealthy
-    assert 'No server matching “e” is unhealthy. <a href="?query=e">Show all 2</a>' in unhealthy
+    assert '<p class="muted" data-summary>0 of 2 servers matching “e” are not healthy</p>' in unhealthy
+    assert 'data-empty-text="No server matching “e” is not healthy."' in unhealthy
+    assert 'No server matching “e” is not healthy. <a href="?query=e">Show all 2</a>' in unhealthy
     assert '<p class="muted" data-summary>0 of 1 server matching “weather” are disabled</p>' in disabled
     assert "There are no servers you can see yet" not in unhealthy + disabled
 
@@ -563,3 +563,25 @@ def test_each_dashboard_row_shows_the_gateway_url(as_operator, weather, settings
     page = html(as_operator.get("/"))
 
     assert "<code data-gateway-url>https://mcp.example.test/weather/mcp</code>" in page
+
+
+def test_refused_credentials_count_as_not_healthy_and_the_legend_says_what_each_state_means(
+    as_operator, weather, currenttime
+):
+    from servers.choices import HEALTH_MEANINGS
+
+    weather.health_status, weather.health_detail = "auth-refused", "403 Forbidden: credentials refused"
+    currenttime.health_status = "healthy"
+    for server in (weather, currenttime):
+        server.is_enabled = True
+        server.save()
+
+    page = html(as_operator.get("/"))
+    not_healthy = html(as_operator.get("/", {"state": "unhealthy"}))
+
+    counts = dict(re.findall(r'data-state-filter="(\w+)"[^>]*>[^<]*<span class="count">(\d+)</span>', page))
+    assert counts == {"all": "2", "enabled": "2", "disabled": "0", "unhealthy": "1"}
+    assert re.findall(r'<tr class="server-row[^"]*" data-path="([^"]+)"', not_healthy) == ["/weather"]
+    assert "403 Forbidden: credentials refused" in page
+    legend = re.findall(r'<dt><span class="badge status-([a-z-]+)">([^<]+)</span></dt><dd>', page)
+    assert legend == [(state.value, state.label) for state in HEALTH_MEANINGS]

@@ -143,15 +143,15 @@ def test_a_paginated_tool_listing_is_followed_to_its_last_page(paged_server):
         ({"Authorization": f"Bearer {UNSCOPED_TOKEN}"}, "403 Forbidden: credentials refused"),
     ],
 )
-def test_a_server_refusing_our_credentials_is_healthy_auth_expired(auth_server, headers, detail):
+def test_a_server_refusing_our_credentials_is_not_healthy_but_auth_refused(auth_server, headers, detail):
     server = ServerFactory(proxy_pass_url=auth_server, headers=headers)
     ToolFactory(server=server, name="add", description="kept", input_schema={"type": "object"})
 
     result = check_and_record(server.pk)
 
-    assert (result.status, result.detail, result.tools) == ("healthy-auth-expired", detail, None)
+    assert (result.status, result.detail, result.tools) == ("auth-refused", detail, None)
     server.refresh_from_db()
-    assert (server.health_status, server.health_detail) == ("healthy-auth-expired", detail)
+    assert (server.health_status, server.health_detail) == ("auth-refused", detail)
     assert stored_tools(server) == [("add", "kept", {"type": "object"})]
 
 
