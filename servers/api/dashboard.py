@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsAuthenticatedPrincipal
-from accounts.authentication import RegistrySessionAuthentication, principal_of
+from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
 from accounts.choices import UiPermission
 from accounts.principal import ALL, Principal
 from core.errors import ApiError, ErrorCode
@@ -150,9 +150,10 @@ class ServerDetailSerializer(InternalServerSerializer):
 
 
 class DashboardApiView(APIView):
-    """Session cookie only (CSRF on posts); a request without a session is a 401, not DRF's 403."""
+    """The dashboard's session cookie (CSRF on posts), or the bearer token every other JSON API takes,
+    in JSON and in the browsable API alike; a request with neither is a 401, not DRF's 403."""
 
-    authentication_classes = [RegistrySessionAuthentication]
+    authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
     permission_classes = [IsAuthenticatedPrincipal]
 
     def get_authenticate_header(self, request):

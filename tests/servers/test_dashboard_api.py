@@ -93,10 +93,19 @@ def test_every_endpoint_answers_401_without_a_session_and_changes_nothing(client
     assert snapshot() == before
 
 
-def test_a_bearer_token_is_not_a_session(client, weather):
-    response = client.get("/api/servers", headers={"Authorization": "Bearer anything"})
+def test_a_valid_bearer_token_reads_the_dashboard_api_in_json_and_in_the_browsable_api(
+    client, weather, member, token_for
+):
+    token = token_for(member("ada", "mcp-registry-admin"))
 
-    assert response.status_code == 401
+    as_json = client.get("/api/servers", headers={"Authorization": f"Bearer {token}"})
+    as_page = client.get("/api/servers", headers={"Authorization": f"Bearer {token}", "Accept": "text/html"})
+    wrong = client.get("/api/servers", headers={"Authorization": "Bearer anything"})
+
+    assert [row["path"] for row in as_json.json()["servers"]] == ["/weather"]
+    assert as_page.status_code == 200 and "/weather" in as_page.content.decode()
+    assert "Authentication credentials were not provided" not in as_page.content.decode()
+    assert (wrong.status_code, wrong.json()["error_code"]) == (401, "token_malformed")
 
 
 # -- GET /api/servers ------------------------------------------------------------------------------
