@@ -107,7 +107,7 @@ with connection.cursor() as cursor:
     cursor.execute("ANALYZE servers_server")  # the statistics autovacuum would gather within a minute
 admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
 grant = user_token_issue(principal=principal_for_user(admin, auth_method=AuthMethod.SESSION),
-                         requested_scopes=None, expires_in_hours=2, description="bench")
+                         requested_scopes=None, expires_in_hours=2, description="bench", admin=True)
 print(grant.access_token)
 """
 

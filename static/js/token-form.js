@@ -23,6 +23,7 @@
 
   function render() {
     var text = words();
+    if (preview.textContent === "This token " + text.replace(/`/g, "") + ".") return;  // nothing moves
     preview.textContent = "";
     preview.appendChild(document.createTextNode("This token "));
     text.split("`").forEach(function (part, index) {
@@ -39,13 +40,15 @@
 
   form.addEventListener("change", function (event) {
     if (event.target.matches("[data-server-select]")) {
-      window.location.search = "?server=" + encodeURIComponent(event.target.value);
+      if (event.target.value !== event.target.dataset.current) {  // a real choice, not a restored state
+        window.location.search = "?server=" + encodeURIComponent(event.target.value);
+      }
       return;
     }
     if (event.target.matches("[data-tool]")) {
       var server = form.querySelector("input[name=scope_mode][value=server]");
       if (server) server.checked = true;
     }
-    render();
+    if (event.target.matches("[data-tool], input[name=scope_mode]")) render();
   });
 })();

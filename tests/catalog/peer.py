@@ -20,7 +20,7 @@ from accounts.services import user_token_issue
 user = User.objects.create(username="peer-admin", is_superuser=True, is_staff=True)
 grant = user_token_issue(
     principal=principal_for_user(user, auth_method=AuthMethod.SESSION),
-    requested_scopes=None, expires_in_hours=2, description="mirror tests",
+    requested_scopes=None, expires_in_hours=2, description="mirror tests", admin=True,
 )
 print(grant.access_token)
 """
