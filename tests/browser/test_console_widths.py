@@ -246,3 +246,32 @@ def test_a_servers_row_offers_its_client_configuration_and_a_token_for_it(sized,
         }
     }
     assert overflow(page) == 0
+
+
+def test_an_administrators_token_for_one_server_defaults_to_its_tools_and_says_what_it_can_do(
+    sized, member, screenshot
+):
+    from tests.browser.conftest import PASSWORD
+
+    page, width = sized
+    clock = ServerFactory(path="/clock", name="Clock")
+    for name in ("add", "current_time", "echo"):
+        clock.tools.create(name=name)
+    root = member("root", "mcp-registry-admin")
+    root.set_password(PASSWORD)
+    root.save()
+    log_in(page, "root", "/login?next=/api/tokens%3Fserver%3D/clock")
+
+    assert page.locator("input[name=scope_mode][value=server]").is_checked()
+    assert not page.locator("input[name=scope_mode][value=admin]").is_checked()
+    page.uncheck("input[name=tools][value=current_time]")
+    preview = page.locator("[data-preview]").inner_text()
+    screenshot(page, f"widths-token-for-a-server-{width}")
+    assert overflow(page) == 0
+    with page.expect_navigation():
+        page.click("#token-form button[type=submit]")
+
+    assert preview == "This token can call add, echo on /clock; cannot administer."
+    assert page.locator("[data-granted]").inner_text() == "can call add, echo on /clock; cannot administer"
+    page.reload()
+    assert page.locator("#new-token").count() == 0  # shown once: a reload makes and shows no token
