@@ -3,13 +3,17 @@ services, synced now on request, with the last sync's counts, failures and error
 and mirrored versions, read-only, with two actions: detaching a mirrored server so that it can be
 published here, and putting a server with a remote behind the gateway."""
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
+from catalog.choices import Status
 from catalog.models import ServerVersion, Upstream
 from catalog.services import CatalogRefused, versions_detach
 from catalog.services.gateway import version_put_behind_gateway
+from catalog.services.lifecycle import StatusChange, version_status_set
 from catalog.services.upstreams import UPSTREAM_EDITABLE_FIELDS, upstream_delete, upstream_save
 from catalog.tasks import sync_upstream_task
 from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
@@ -115,8 +119,9 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
     list_filter = ("status", "is_latest", "upstream")
     search_fields = ("name", "description")
     list_select_related = ("upstream",)
-    exclude = ("embedding", "embedding_dirty")
-    actions = ["detach", "put_behind_gateway"]
+    exclude = ("embedding", "embedding_dirty", "document")
+    readonly_fields = ("document_formatted",)
+    actions = ["deprecate", "undeprecate", "mark_deleted", "detach", "put_behind_gateway"]
 
     def may_view(self, principal, obj) -> bool:
         return principal.is_authenticated  # /v0.1 lists every version to every caller who signs in
@@ -130,6 +135,39 @@ class ServerVersionAdmin(ReadOnlyModelAdmin):
     @admin.display(description="origin")
     def origin(self, obj: ServerVersion) -> str:
         return f"mirrored from {obj.upstream.name}" if obj.upstream_id else "published here"
+
+    @admin.display(description="server.json")
+    def document_formatted(self, obj: ServerVersion):
+        return format_html(
+            '<pre class="tool-schema">{}</pre>', json.dumps(obj.document, indent=2, ensure_ascii=False)
+        )
+
+    def _status_set(self, request, queryset, status: str, done: str) -> None:
+        """The lifecycle of `/v0.1`'s PATCH …/status, for each selected version the caller may change."""
+        principal, changed = self.principal(request), 0
+        for row in queryset.order_by("name", "version"):
+            try:
+                version_status_set(
+                    actor=principal, name=row.name, version=row.version, change=StatusChange(status)
+                )
+            except CatalogRefused as refusal:
+                self.message_user(request, f"{row.name} {row.version}: {refusal.message}", messages.ERROR)
+                continue
+            changed += 1
+        if changed:
+            self.message_user(request, f"{changed} versions {done}.", messages.SUCCESS)
+
+    @admin.action(description="Deprecate (still listed, marked deprecated)")
+    def deprecate(self, request, queryset):
+        self._status_set(request, queryset, Status.DEPRECATED, "deprecated")
+
+    @admin.action(description="Make active again")
+    def undeprecate(self, request, queryset):
+        self._status_set(request, queryset, Status.ACTIVE, "made active")
+
+    @admin.action(description="Mark deleted (hidden from listings, kept for history)")
+    def mark_deleted(self, request, queryset):
+        self._status_set(request, queryset, Status.DELETED, "marked deleted")
 
     @admin.action(description="Detach from their upstream (they become this registry's own)")
     def detach(self, request, queryset):

@@ -179,6 +179,14 @@ class ServiceModelAdmin(ConsoleModelAdmin):
     def service_relations(self, request, instance, relations: dict) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no related fields")
 
+    def get_deleted_objects(self, objs, request):
+        """What a deletion removes, listed on its confirmation page. Deleting is the service's (it
+        removes what belongs to the row, as its model says), so the only permission asked is the row's
+        own, not one per related model: records only the system writes (a mirrored upstream's versions,
+        a server's tools) go with their row."""
+        deleted, counts, _, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
     def get_readonly_fields(self, request, obj=None):
         readonly = tuple(super().get_readonly_fields(request, obj))
         if obj is not None:

@@ -4,6 +4,7 @@ name every server and tool."""
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
@@ -62,5 +63,6 @@ def metrics_plots(request):
         "bucket_minutes": round(win.bucket.total_seconds() / 60, 1),
         "servers": [_plotted(series, x_labels) for series in plots["servers"]],
         "tools": [_plotted(series, x_labels) for series in plots["tools"]],
+        "reporting_off": not settings.METRICS_API_KEY,
     }
     return render(request, "admin/metrics/plots.html", context)

@@ -78,26 +78,41 @@ def _hit(match: Match) -> Hit:
     )
 
 
-def _search(request, principal: Principal, query: str) -> tuple[list[Hit], str, int]:
-    """(hits, why there are none when the search could not run, HTTP status)."""
+CLOSEST_SHOWN = 5  # when nothing reaches SEARCH_PAGE_MIN_SCORE, the closest matches shown, marked weak
+
+
+def _search(request, principal: Principal, query: str) -> tuple[list[Hit], bool, str, int]:
+    """(hits, whether they are only the closest matches under the cut-off, why there are none when the
+    search could not run, HTTP status)."""
     if len(query) > QUERY_MAX_LENGTH:
-        return [], f"Ask in at most {QUERY_MAX_LENGTH} characters.", 400
+        return [], False, f"Ask in at most {QUERY_MAX_LENGTH} characters.", 400
     if not search_rate_limit(principal, request.META.get("REMOTE_ADDR", "")).allowed:
-        return [], "Too many searches; try again in a minute.", 429
+        return [], False, "Too many searches; try again in a minute.", 429
     try:
         matches = registry_semantic(principal, query, ENTITY_TYPES, SEARCH_RESULTS)
     except EmbeddingError:
         logger.exception("semantic search failed (request %s)", getattr(request, "request_id", ""))
-        return [], "Semantic search is unavailable: the query could not be embedded. Try again later.", 500
+        message = "Semantic search is unavailable: the query could not be embedded. Try again later."
+        return [], False, message, 500
     floor = settings.SEARCH_PAGE_MIN_SCORE
-    return [_hit(match) for match in matches if match.relevance_score >= floor], "", 200
+    close = [_hit(match) for match in matches if match.relevance_score >= floor]
+    if close or not matches:
+        return close, False, "", 200
+    return [_hit(match) for match in matches[:CLOSEST_SHOWN]], True, "", 200
 
 
 @require_GET
 @session_page
 def search_page(request, principal):
-    """GET /search[?q=...]: the form and, with `q`, what the registry-wide search finds for the caller."""
+    """GET /search[?q=...]: the form and, with `q`, what the registry-wide search finds for the caller;
+    when nothing is close enough, the closest matches, said to be weak."""
     query = request.GET.get("q", "").strip()
-    hits, search_error, status = _search(request, principal, query) if query else ([], "", 200)
-    context = {"query": query, "hits": hits, "search_error": search_error}
+    hits, weak, search_error, status = _search(request, principal, query) if query else ([], False, "", 200)
+    context = {
+        "query": query,
+        "hits": hits,
+        "weak": weak,
+        "floor": settings.SEARCH_PAGE_MIN_SCORE,
+        "search_error": search_error,
+    }
     return render(request, "search/search.html", context, status=status)

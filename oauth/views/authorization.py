@@ -31,6 +31,7 @@ from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
 from oauth.models import Consent
 from oauth.validators import code_challenge_problem
+from oauth.views.tokens import confirm_revoke_page
 from servers.policies import callable_tools
 
 ALL_RIGHTS = "__all__"
@@ -308,10 +309,16 @@ def consent_withdraw_form(request, principal, pk: int):
     if principal.user is None or consent is None:
         context = {"status": 404, "message": "You have authorized no such application."}
         return render(request, "servers/problem.html", context, status=404)
+    name = consent.application.name or consent.application.client_id
+    if request.POST.get("confirm") != "yes":
+        return confirm_revoke_page(
+            request,
+            heading=f"Revoke the access of {name}?",
+            consequence="Every token it holds stops working at once; it must ask you again to connect.",
+            button="Revoke its access",
+        )
     services.consent_withdraw(actor=principal, consent=consent)
-    messages.success(
-        request, f"Access of {consent.application.name or consent.application.client_id} revoked."
-    )
+    messages.success(request, f"Access of {name} revoked.")
     response = HttpResponseRedirect(reverse("oauth2_provider:tokens-page"))
     response.status_code = 303
     return response

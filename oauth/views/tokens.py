@@ -197,8 +197,22 @@ def token_revoke_form(request, principal, jti):
     if principal.user is None or token is None:
         context = {"status": 404, "message": "You have no such token."}
         return render(request, "servers/problem.html", context, status=404)
+    name = token.description or token.jti[:8]
+    if request.POST.get("confirm") != "yes":
+        return confirm_revoke_page(
+            request,
+            heading=f"Revoke the token {name}?",
+            consequence="It stops working at once, and so does every token obtained with it.",
+            button="Revoke the token",
+        )
     token_revoke(actor=principal, token=token)
-    messages.success(request, f"Token {token.description or token.jti[:8]} revoked.")
+    messages.success(request, f"Token {name} revoked.")
     response = HttpResponseRedirect(reverse("oauth2_provider:tokens-page"))
     response.status_code = 303
     return response
+
+
+def confirm_revoke_page(request, *, heading: str, consequence: str, button: str):
+    """The question a revocation asks first (without JavaScript): the same form again, confirmed."""
+    context = {"heading": heading, "consequence": consequence, "button": button, "action": request.path}
+    return render(request, "oauth/confirm_revoke.html", context)

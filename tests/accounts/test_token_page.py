@@ -235,7 +235,7 @@ def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
     revoked = client.post("/api/tokens", {"scope_mode": "all", "description": "old"})
     assert revoked.status_code == 303
     old = IssuedToken.objects.get(description="old")
-    client.post(f"/api/tokens/{old.jti}/revoke")
+    client.post(f"/api/tokens/{old.jti}/revoke", {"confirm": "yes"})
     other = Client()
     other.force_login(member("eve", "devs"))
     other.post("/api/tokens", {"scope_mode": "all", "description": "eve's"})
@@ -262,8 +262,13 @@ def test_revoking_a_token_stops_it_at_once(client, dev):
     assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
     issued = IssuedToken.objects.get()
 
-    response = client.post(f"/api/tokens/{issued.jti}/revoke")
+    asked = client.post(f"/api/tokens/{issued.jti}/revoke")
+    still = Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code
+    response = client.post(f"/api/tokens/{issued.jti}/revoke", {"confirm": "yes"})
 
+    assert (asked.status_code, still) == (200, 200)  # the first post only asks
+    assert "<h1>Revoke the token laptop?</h1>" in html(asked)
+    assert '<input type="hidden" name="confirm" value="yes">' in html(asked)
     assert (response.status_code, response["Location"]) == (303, "/api/tokens")
     assert flashes(client.get("/api/tokens")) == ["Token laptop revoked."]
     assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401
@@ -279,7 +284,7 @@ def test_nobody_revokes_someone_elses_token(client, dev, member):
     theirs = IssuedToken.objects.get()
     client.force_login(dev)
 
-    response = client.post(f"/api/tokens/{theirs.jti}/revoke")
+    response = client.post(f"/api/tokens/{theirs.jti}/revoke", {"confirm": "yes"})
 
     assert response.status_code == 404
     assert '<p class="error" role="alert">You have no such token.</p>' in html(response)
@@ -292,7 +297,9 @@ def test_revoking_needs_the_pages_csrf_token(dev):
     client.post("/api/tokens", {"scope_mode": "all", "csrfmiddlewaretoken": csrf})
     issued = IssuedToken.objects.get()
 
-    refused = client.post(f"/api/tokens/{issued.jti}/revoke")
-    accepted = client.post(f"/api/tokens/{issued.jti}/revoke", {"csrfmiddlewaretoken": csrf})
+    refused = client.post(f"/api/tokens/{issued.jti}/revoke", {"confirm": "yes"})
+    accepted = client.post(
+        f"/api/tokens/{issued.jti}/revoke", {"csrfmiddlewaretoken": csrf, "confirm": "yes"}
+    )
 
     assert (refused.status_code, accepted.status_code) == (403, 303)

@@ -117,6 +117,8 @@ def test_a_token_is_generated_copied_and_revoked(page, operator_user, screenshot
     assert page.locator("[data-granted] code").all_inner_texts() == ["console-ops"]
     assert page.locator("tr[data-token] td").first.inner_text() == "laptop"
     page.click('button[aria-label^="Revoke the token laptop"]')
+    page.locator("h1", has_text="Revoke the token laptop?").wait_for()
+    page.click("#confirm-revoke")
     page.locator(".flash", has_text="Token laptop revoked.").wait_for()
     assert page.locator("tr[data-token]").count() == 0
 

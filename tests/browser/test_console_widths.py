@@ -275,3 +275,70 @@ def test_an_administrators_token_for_one_server_defaults_to_its_tools_and_says_w
     assert page.locator("[data-granted]").inner_text() == "can call add, echo on /clock; cannot administer"
     page.reload()
     assert page.locator("#new-token").count() == 0  # shown once: a reload makes and shows no token
+
+
+def test_register_a_server_is_in_the_first_screen_however_many_servers_there_are(
+    sized, member, scope_factory
+):
+    from tests.browser.conftest import PASSWORD
+
+    page, _ = sized
+    for index in range(30):
+        ServerFactory(path=f"/weather-{index}", name=f"Weather {index}")
+    scope_factory("all-ops", group="all-ops", ui={"list_service": ["all"], "register_service": ["all"]})
+    ops = member("otto", "all-ops")
+    ops.set_password(PASSWORD)
+    ops.save()
+    log_in(page, "otto")
+
+    assert in_view(page, "details.register summary")
+
+
+@pytest.mark.parametrize(
+    "changelist", ["/admin/servers/server/", "/admin/catalog/serverversion/", "/admin/catalog/upstream/"]
+)
+def test_every_column_of_the_admin_lists_is_visible_at_1440(browser, site, member, changelist, screenshot):
+    from django.utils import timezone
+
+    from catalog.models import ServerVersion, Upstream
+    from tests.browser.conftest import PASSWORD
+
+    upstream = Upstream.objects.create(
+        name="official-registry", url="https://registry.modelcontextprotocol.example/v0.1", is_enabled=True
+    )
+    now = timezone.now()
+    for index in range(3):
+        ServerFactory(path=f"/weather-forecasts-{index}", name=f"Weather forecasts {index}", num_tools=12)
+        ServerVersion.objects.create(
+            name=f"io.github.example-organisation/weather-forecasts-{index}",
+            version="1.10.2",
+            document={"name": "x", "description": "d", "version": "1.10.2"},
+            status_changed_at=now,
+            published_at=now,
+            updated_at=now,
+            is_latest=True,
+            upstream=upstream,
+        )
+    root = member("root", "mcp-registry-admin", is_staff=True)
+    root.set_password(PASSWORD)
+    root.save()
+    context = browser.new_context(base_url=site.url(""), viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    log_in(page, "root", f"/login?next={changelist}")
+
+    clipped = page.evaluate(
+        """() => {
+          const results = document.querySelector('#changelist .results');
+          const filter = document.querySelector('#changelist-filter');
+          const table = document.querySelector('#result_list').getBoundingClientRect();
+          return {
+            scrolls: results.scrollWidth - results.clientWidth,
+            overlap: filter ? table.right - filter.getBoundingClientRect().left : 0,
+            beyond: table.right - window.innerWidth,
+          };
+        }"""
+    )
+    screenshot(page, f"widths-admin-list-{changelist.strip('/').replace('/', '-')}")
+    context.close()
+
+    assert clipped["scrolls"] <= 0 and clipped["overlap"] <= 0 and clipped["beyond"] <= 0, clipped

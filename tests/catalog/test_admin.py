@@ -72,3 +72,65 @@ def test_detaching_a_mirrored_server_makes_it_publishable_here(admin_client):
     version.refresh_from_db()
     assert version.upstream is None
     assert AuditEvent.objects.get(action="versions.detach").detail == {"from": ["official"]}
+
+
+def _version(name, version, upstream=None, status="active"):
+    now = timezone.now()
+    return ServerVersion.objects.create(
+        name=name,
+        version=version,
+        document={"name": name, "description": "Maps", "version": version},
+        status=status,
+        status_changed_at=now,
+        published_at=now,
+        updated_at=now,
+        is_latest=True,
+        upstream=upstream,
+    )
+
+
+def test_removing_an_upstream_removes_its_mirrored_versions_from_the_page_and_the_bulk_action(admin_client):
+    one = Upstream.objects.create(name="one", url="https://one.example.test")
+    two = Upstream.objects.create(name="two", url="https://two.example.test")
+    _version("com.acme/maps", "1.0.0", upstream=one)
+    _version("com.acme/roads", "1.0.0", upstream=two)
+
+    page = admin_client.get(reverse("admin:catalog_upstream_delete", args=[one.pk])).content.decode()
+    deleted = admin_client.post(reverse("admin:catalog_upstream_delete", args=[one.pk]), {"post": "yes"})
+    bulk = admin_client.post(
+        reverse("admin:catalog_upstream_changelist"),
+        {"action": "delete_selected", "_selected_action": [two.pk], "post": "yes"},
+    )
+
+    assert "permission to delete" not in page and "com.acme/maps" in page
+    assert (deleted.status_code, bulk.status_code) == (302, 302)
+    assert (Upstream.objects.count(), ServerVersion.objects.count()) == (0, 0)
+
+
+def test_versions_are_deprecated_made_active_and_marked_deleted_from_the_console(admin_client):
+    maps = _version("com.acme/maps", "1.0.0")
+    mirrored = _version(
+        "com.acme/roads", "1.0.0", upstream=Upstream.objects.create(name="o", url="https://o.test")
+    )
+    changelist = reverse("admin:catalog_serverversion_changelist")
+
+    def act(action, *rows):
+        return admin_client.post(
+            changelist, {"action": action, "_selected_action": [r.pk for r in rows]}, follow=True
+        )
+
+    deprecated = act("deprecate", maps, mirrored)
+    maps.refresh_from_db()
+    after_deprecate = maps.status
+    act("undeprecate", maps)
+    maps.refresh_from_db()
+    after_undeprecate = maps.status
+    act("mark_deleted", maps)
+    maps.refresh_from_db()
+    page = admin_client.get(reverse("admin:catalog_serverversion_change", args=[maps.pk])).content.decode()
+
+    assert (after_deprecate, after_undeprecate, maps.status) == ("deprecated", "active", "deleted")
+    assert "1 versions deprecated." in deprecated.content.decode()
+    assert "is mirrored from the upstream o, whose status it follows." in deprecated.content.decode()
+    assert '<pre class="tool-schema">{\n  &quot;name&quot;: &quot;com.acme/maps&quot;' in page
+    assert AuditEvent.objects.filter(action="version.status").count() == 3

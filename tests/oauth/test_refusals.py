@@ -103,7 +103,7 @@ def test_a_revoked_token_and_a_withdrawn_consent_end_access_at_once(host, server
     consent = Consent.objects.get()
     withdrawn = host.browser.post(
         f"{host.base}/oauth/applications/{consent.pk}/revoke",
-        data={"csrfmiddlewaretoken": host.browser.cookies["csrftoken"]},
+        data={"csrfmiddlewaretoken": host.browser.cookies["csrftoken"], "confirm": "yes"},
         headers={"Referer": page.url},
         allow_redirects=False,
     )

@@ -165,3 +165,17 @@ def test_the_metrics_page_is_for_superusers(client, django_user_model):
     client.force_login(staff)
 
     assert client.get("/admin/metrics/plots/").status_code == 403
+
+
+def test_the_metrics_page_says_when_the_registry_does_not_report_and_how_to_turn_it_on(
+    admin_client, settings
+):
+    settings.METRICS_API_KEY = ""
+    off = text(admin_client.get("/admin/metrics/plots/"))
+    settings.METRICS_API_KEY = "a-key"
+    on = text(admin_client.get("/admin/metrics/plots/"))
+
+    assert "data-reporting-off" in off and "Set <code>METRICS_API_KEY_REGISTRY</code>" in off
+    assert "No calls are counted: metrics reporting is off (above)." in off
+    assert "data-reporting-off" not in on
+    assert "No calls went through the gateway in this period." in on

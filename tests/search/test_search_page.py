@@ -65,14 +65,35 @@ def test_the_search_finds_tools_agents_and_servers_with_their_scores(analyst, re
     assert ("/?query=%2Ffx", "Exchange Rates") in links(response)
 
 
-def test_the_page_lists_no_weak_match(analyst, registry, settings):  # noqa: F811
-    every = analyst.get("/search", {"q": "x"})
+def test_when_nothing_is_close_the_closest_matches_are_shown_marked_weak(analyst, registry, settings):  # noqa: F811
+    weak = analyst.get("/search", {"q": "x"})
     settings.SEARCH_PAGE_MIN_SCORE = 0.0
     unfiltered = analyst.get("/search", {"q": "x"})
 
-    assert hits(every) == []
-    assert "Nothing you can see matches “x”." in page(every)
-    assert len(hits(unfiltered)) > 0 and max(scores(unfiltered)) < 0.3
+    assert hits(weak) == hits(unfiltered)[:5] and len(hits(weak)) == 5
+    assert max(scores(weak)) < 0.3
+    assert "Nothing you can see matches “x” closely (a score of 0.30 or more)." in page(weak)
+    assert page(weak).count("data-weak>weak match</span>") == 5
+    assert "data-weak" not in page(unfiltered)
+
+
+def test_weak_matches_stay_hidden_when_a_close_one_exists(analyst, registry):  # noqa: F811
+    response = analyst.get("/search", {"q": "convert currency"})
+
+    assert min(scores(response)) >= 0.3
+    assert "data-weak" not in page(response)
+
+
+def test_a_search_that_matches_nothing_at_all_says_so(member, client, registry):  # noqa: F811
+    client.force_login(member("nobody-at-all"))
+    from agents.models import Agent
+
+    Agent.objects.all().delete()
+
+    response = client.get("/search", {"q": "x"})
+
+    assert hits(response) == []
+    assert "Nothing you can see matches “x”." in page(response)
 
 
 def test_a_user_without_scopes_finds_public_agents_only(member, client, registry):  # noqa: F811
