@@ -51,6 +51,7 @@ def main(application: str, host: str, port: str) -> None:
         http="httptools",
         ws="websockets",
         server_header=False,
+        timeout_graceful_shutdown=settings.WEB_SHUTDOWN_GRACE_SECONDS,
         access_log=False,
         log_level="warning",
     )

@@ -93,7 +93,8 @@ class ProcessGroup:
     def web(self, name: str, port: int, application: str, env: dict | None = None) -> subprocess.Popen:
         """A web server of `application` as `make run` starts one (runtime.supervisor)."""
         command = asgi_server(application, "127.0.0.1", port)
-        return self.start(name, *command[2:], env=env)
+        # A connection a test left open holds a stopping process for the grace only: 2 s, not 10.
+        return self.start(name, *command[2:], env={"WEB_SHUTDOWN_GRACE_SECONDS": "2", **(env or {})})
 
     def stop(self) -> None:
         for process in self.processes:

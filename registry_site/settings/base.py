@@ -193,6 +193,10 @@ REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)
 # the threads each runs Django's requests in (registry_site/wsgi_bridge.py).
 WEB_CONCURRENCY = env.int("WEB_CONCURRENCY", default=os.cpu_count() or 1)
 WEB_THREADS = env.int("WEB_THREADS", default=4)
+# On SIGTERM a web process stops accepting, lets requests in flight finish for this long, then closes what
+# is still open (held streams, websockets) and exits: a client keeping a connection open never holds a
+# shutdown or a rolling restart.
+WEB_SHUTDOWN_GRACE_SECONDS = env.int("WEB_SHUTDOWN_GRACE_SECONDS", default=10)
 # Addresses (or networks, `10.0.0.0/8`) of the proxies in front of the web processes whose
 # X-Forwarded-For and X-Forwarded-Proto are believed (runtime/web_server.py); nobody's by default.
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
