@@ -84,6 +84,8 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(page, site, 
     screenshot(page, "authorized-applications")
     assert page.locator("table.applications td").first.inner_text() == "Claude Code remembered"
     page.click("table.applications button")
+    page.locator("h1", has_text="Revoke the access of Claude Code?").wait_for()
+    page.click("#confirm-revoke")
     page.wait_for_selector("text=You have authorized no application.")
 
     assert (Consent.objects.count(), Grant.objects.count()) == (0, 0)
