@@ -193,6 +193,7 @@ class ScopeAdmin(ServiceModelAdmin):
     """Scopes through a structured form (accounts/admin_forms.py); rules are checked by Scope.clean()."""
 
     form = ScopeForm
+
     editable_fields = services.SCOPE_EDITABLE_FIELDS
     related_fields = ("groups",)
     readonly_on_change = ("name",)
@@ -203,16 +204,17 @@ class ScopeAdmin(ServiceModelAdmin):
     readonly_fields = ("created_at", "updated_at")
 
     class Media:
-        css = {"all": ("css/admin-console.css",)}
+        js = ("js/scope-form.js",)  # "Add a rule", and each chosen server's tools as ticks
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("groups")
 
     def get_form(self, request, obj=None, **kwargs):
-        """The form, suggesting the paths of the registry's servers (which the console's admin site knows:
-        accounts sits below the servers app)."""
+        """The form, suggesting the paths of the registry's servers and their known tools (which the
+        console's admin site knows: accounts sits below the servers app)."""
         form = super().get_form(request, obj, **kwargs)
         form.server_paths = staticmethod(getattr(self.admin_site, "server_paths", lambda: []))
+        form.server_tools = staticmethod(getattr(self.admin_site, "server_tools", lambda: {}))
         return form
 
     @admin.display(description="groups")

@@ -4,6 +4,8 @@ permission, the server.json names it may publish as one line of patterns. The ro
 the stored JSON and checked by the same rules as every other writer (accounts/scope_rules.py, through
 Scope.clean())."""
 
+import json
+
 from django import forms
 from django.utils.html import format_html, format_html_join
 
@@ -13,6 +15,22 @@ from accounts.scope_rules import ANY_VALUES, KNOWN_METHODS
 
 BLANK_RULE_ROWS = 2
 ANY = "*"
+# The usual method sets a rule row offers in one choice (the ticks stay for anything else).
+READ_ONLY = (
+    "initialize",
+    "ping",
+    "tools/list",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+)
+PRESETS = {
+    "read": ("read-only: list and read", list(READ_ONLY)),
+    "call": ("read-only and call tools", [*READ_ONLY, "tools/call"]),
+    "all": ("everything", ANY),
+}
 
 
 def _split(text: str) -> list[str]:
@@ -28,9 +46,10 @@ def _as_text(value) -> str:
 class ServerRulesWidget(forms.Widget):
     """One row per rule, and a few blank rows for new ones; a row left blank is no rule."""
 
-    def __init__(self, server_paths=(), attrs=None):
+    def __init__(self, server_paths=(), server_tools=None, attrs=None):
         super().__init__(attrs)
         self.server_paths = list(server_paths)
+        self.server_tools = dict(server_tools or {})  # path -> its known tools, offered as ticks
 
     def value_from_datadict(self, data, files, name):
         count = str(data.get(f"{name}-rows", ""))
@@ -41,12 +60,18 @@ class ServerRulesWidget(forms.Widget):
             server = (data.get(f"{name}-{row}-server") or "").strip()
             methods = [method for method in data.getlist(f"{name}-{row}-methods") if method.strip()]
             methods += _split(data.get(f"{name}-{row}-other_methods") or "")
+            preset = PRESETS.get(str(data.get(f"{name}-{row}-preset") or ""))
+            if preset is not None:
+                methods = [ANY] if preset[1] == ANY else list(preset[1])
             tools = (data.get(f"{name}-{row}-tools") or "").strip()
-            if not (server or methods or tools):
+            ticked = [tool for tool in data.getlist(f"{name}-{row}-tool_choices") if tool.strip()]
+            if not (server or methods or tools or ticked):
                 continue
             rule = {"server": server, "methods": ANY if ANY in methods else list(dict.fromkeys(methods))}
-            if tools:
-                rule["tools"] = ANY if tools in ANY_VALUES else _split(tools)
+            if tools in ANY_VALUES:
+                rule["tools"] = ANY
+            elif tools or ticked:
+                rule["tools"] = list(dict.fromkeys([*ticked, *_split(tools)]))
             rules.append(rule)
         return rules
 
@@ -57,11 +82,13 @@ class ServerRulesWidget(forms.Widget):
             "", "{}", ((self._row(name, index, rule),) for index, rule in enumerate(rows))
         )
         return format_html(
-            '<input type="hidden" name="{}-rows" value="{}">'
-            '<table class="scope-rules" data-scope-rules><thead><tr><th>Server</th><th>Methods</th>'
-            "<th>Tools (for tools/call)</th></tr></thead><tbody>{}</tbody></table>",
+            '<input type="hidden" name="{}-rows" value="{}" data-rule-rows>'
+            '<table class="scope-rules" data-scope-rules data-server-tools="{}"><thead><tr><th>Server</th>'
+            "<th>Methods</th><th>Tools (for tools/call)</th></tr></thead><tbody>{}</tbody></table>"
+            '<p><button type="button" class="button" data-add-rule hidden>Add a rule</button></p>',
             name,
             len(rows),
+            json.dumps(self.server_tools),
             body,
         )
 
@@ -93,17 +120,43 @@ class ServerRulesWidget(forms.Widget):
             ),
         )
         others = ", ".join(m for m in methods if m != ANY and m not in KNOWN_METHODS)
+        presets = format_html_join(
+            "", '<option value="{}">{}</option>', ((key, label) for key, (label, _) in PRESETS.items())
+        )
+        raw_tools = rule.get("tools", "")
+        named = (
+            []
+            if raw_tools in ANY_VALUES
+            else [str(t) for t in raw_tools]
+            if isinstance(raw_tools, list)
+            else []
+        )
+        known = self.server_tools.get(server, [])
+        tool_ticks = format_html_join(
+            "",
+            '<label class="method"><input type="checkbox" name="{}" value="{}"{}> {}</label>',
+            (
+                (f"{name}-{index}-tool_choices", tool, " checked" if tool in named else "", tool)
+                for tool in known
+            ),
+        )
+        typed = (
+            _as_text(raw_tools) if raw_tools in ANY_VALUES else ", ".join(t for t in named if t not in known)
+        )
         return format_html(
-            "<tr>"
-            '<td><select name="{}-{}-server" aria-label="Server of rule {}">{}</select></td>'
-            '<td><div class="methods">{}</div><input name="{}-{}-other_methods" value="{}" '
+            "<tr data-rule-row>"
+            '<td><select name="{}-{}-server" aria-label="Server of rule {}" data-rule-server>{}</select></td>'
+            '<td><select name="{}-{}-preset" aria-label="Method set of rule {}"><option value="">the methods '
+            "ticked below</option>{}</select>"
+            '<div class="methods">{}</div><input name="{}-{}-other_methods" value="{}" '
             'placeholder="other methods, comma-separated" aria-label="Other methods of rule {}"></td>'
-            '<td><input name="{}-{}-tools" value="{}" placeholder="tool names, comma-separated, or *" '
-            'aria-label="Tools of rule {}"></td>'
+            '<td><div class="methods" data-rule-tools>{}</div><input name="{}-{}-tools" value="{}" '
+            'placeholder="other tools, comma-separated, or *" aria-label="Tools of rule {}"></td>'
             "</tr>",
             name, index, index + 1, options,
+            name, index, index + 1, presets,
             ticks, name, index, others, index + 1,
-            name, index, _as_text(rule.get("tools", "")), index + 1,
+            tool_ticks, name, index, typed, index + 1,
         )  # fmt: skip
 
 
@@ -175,8 +228,11 @@ class ScopeForm(forms.ModelForm):
         fields = ("name", "description", "server_rules", "ui_permissions", "publish_names", "groups")
 
     server_paths = staticmethod(lambda: [])  # the paths a rule may suggest: set by ScopeAdmin.get_form
+    server_tools = staticmethod(lambda: {})  # each server's known tools, offered as ticks: the same
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["server_rules"].widget = ServerRulesWidget(server_paths=self.server_paths())
+        self.fields["server_rules"].widget = ServerRulesWidget(
+            server_paths=self.server_paths(), server_tools=self.server_tools()
+        )
         self.fields["ui_permissions"].widget = UiPermissionsWidget()

@@ -47,6 +47,16 @@ class ConsoleAdminSite(admin.AdminSite):
 
         return list(Server.objects.order_by("path").values_list("path", flat=True))
 
+    def server_tools(self) -> dict[str, list[str]]:
+        """Every server's known tools by path, for a scope's rules to offer as choices."""
+        from servers.models import Tool
+
+        tools: dict[str, list[str]] = {}
+        rows = Tool.objects.order_by("server__path", "name").values_list("server__path", "name")
+        for server_path, name in rows:
+            tools.setdefault(server_path, []).append(name)
+        return tools
+
     def get_app_list(self, request, app_label=None):
         apps = {app["app_label"]: app for app in self._build_app_dict(request).values()}
         for source, target in MERGED_SECTIONS.items():

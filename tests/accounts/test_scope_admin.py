@@ -141,3 +141,56 @@ def test_an_existing_rule_shows_as_its_row_and_saves_with_the_same_meaning(admin
     )
     scope.refresh_from_db()
     assert scope.server_rules == [{"server": "/legacy", "methods": "*", "tools": "*"}]
+
+
+def test_a_rule_offers_its_servers_known_tools_as_ticks_and_the_usual_method_sets(admin_client):
+    from servers.models import Server
+
+    fx = Server.objects.get(path="/fx")
+    for name in ("convert_currency", "list_currencies"):
+        fx.tools.create(name=name)
+    scope = Scope.objects.create(
+        name="fx-some",
+        server_rules=[{"server": "/fx", "methods": ["tools/call"], "tools": ["convert_currency", "legacy"]}],
+    )
+    url = f"/admin/accounts/scope/{scope.pk}/change/"
+    page = admin_client.get(url).content.decode()
+
+    admin_client.post(
+        url,
+        form(
+            name="fx-some",
+            **{
+                "server_rules-0-server": "/fx",
+                "server_rules-0-preset": "call",
+                "server_rules-0-tool_choices": ["list_currencies"],
+                "server_rules-0-tools": "not_yet_discovered",
+                "server_rules-1-server": "/weather",
+                "server_rules-1-preset": "read",
+            },
+        ),
+    )
+
+    ticks = re.findall(r'name="server_rules-0-tool_choices" value="(\w+)"( checked)?', page)
+    assert ticks == [("convert_currency", " checked"), ("list_currencies", "")]
+    assert 'name="server_rules-0-tools" value="legacy"' in page  # an undiscovered tool stays typed
+    assert (
+        re.findall(r'<select name="server_rules-0-preset"[^>]*>(.*?)</select>', page)[0].count("<option") == 4
+    )
+    scope.refresh_from_db()
+    read = [
+        "initialize",
+        "ping",
+        "tools/list",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+    ]
+    assert scope.server_rules == [
+        {
+            "server": "/fx",
+            "methods": [*read, "prompts/list", "prompts/get", "tools/call"],
+            "tools": ["list_currencies", "not_yet_discovered"],
+        },
+        {"server": "/weather", "methods": [*read, "prompts/list", "prompts/get"]},
+    ]

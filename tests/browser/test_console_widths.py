@@ -342,3 +342,40 @@ def test_every_column_of_the_admin_lists_is_visible_at_1440(browser, site, membe
     context.close()
 
     assert clipped["scrolls"] <= 0 and clipped["overlap"] <= 0 and clipped["beyond"] <= 0, clipped
+
+
+def test_the_scope_form_adds_rules_without_saving_and_offers_the_chosen_servers_tools(
+    sized, admin_user, screenshot
+):
+    from accounts.models import Scope
+
+    page, width = sized
+    fx = ServerFactory(path="/fx", name="FX")
+    for name in ("convert_currency", "list_currencies"):
+        fx.tools.create(name=name)
+    ServerFactory(path="/weather", name="Weather")
+    admin_user.set_password("correct horse battery staple")
+    admin_user.save()
+    log_in(page, admin_user.username, "/login?next=/admin/accounts/scope/add/")
+
+    page.fill("#id_name", "three-rules")
+    page.click("[data-add-rule]")
+    rows = page.locator("[data-rule-row]")
+    assert rows.count() == 3
+    for index, (server, preset) in enumerate((("/fx", "call"), ("/weather", "read"), ("*", "all"))):
+        rows.nth(index).locator("[data-rule-server]").select_option(server)
+        rows.nth(index).locator("select[name$=-preset]").select_option(preset)
+    page.check("input[name='server_rules-0-tool_choices'][value='convert_currency']")
+    assert rows.nth(1).locator("[data-rule-tools] input").count() == 0  # /weather has no known tools
+    assert overflow(page) == 0
+    screenshot(page, f"widths-admin-scope-rules-{width}")
+    with page.expect_navigation():
+        page.click("input[name=_save]")
+
+    rules = Scope.objects.get(name="three-rules").server_rules
+    assert [(rule["server"], rule.get("tools")) for rule in rules] == [
+        ("/fx", ["convert_currency"]),
+        ("/weather", None),
+        ("*", None),
+    ]
+    assert rules[2]["methods"] == "*"
