@@ -45,6 +45,9 @@ def test_every_endpoint_is_browsable_without_breaking_the_policy(
     assert page.locator(".navbar-brand").inner_text() == "MCP Gateway Registry"
     assert page.locator(".navbar-text").inner_text() == "olga"
     assert json.loads(page.locator(".response-info pre").inner_text().split("\n\n", 1)[1]) is not None
+    assert (
+        page.locator("meta[name=viewport]").get_attribute("content") == "width=device-width, initial-scale=1"
+    )
     assert problems == []
     screenshot(page, f"browsable-api{endpoint.replace('/', '-')}")
 

@@ -34,8 +34,10 @@ def sized(request, browser, site):
 
 
 def overflow(page) -> int:
-    """How many CSS pixels the page is wider than the screen (0: no sideways scrolling)."""
-    return page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    """How many CSS pixels the page is wider than the screen (0: no sideways scrolling). Measured against
+    the screen's width, not `innerWidth`: a phone zooms out to fit a page too wide for it, and its
+    `innerWidth` grows with the page."""
+    return page.evaluate("document.documentElement.scrollWidth") - page.viewport_size["width"]
 
 
 def in_view(page, selector: str) -> bool:
@@ -379,3 +381,62 @@ def test_the_scope_form_adds_rules_without_saving_and_offers_the_chosen_servers_
         ("*", None),
     ]
     assert rules[2]["methods"] == "*"
+
+
+def test_an_opened_server_row_and_an_opened_install_section_stay_within_the_screen(
+    sized, operator_user, screenshot
+):
+    from tests.factories import stored_version
+
+    page, width = sized
+    weather = ServerFactory(path="/weather", name="Weather", description="Forecasts by city " * 6)
+    weather.tools.create(
+        name="get_forecast_for_a_city_with_a_rather_long_name",
+        description="The forecast " * 10,
+        input_schema={
+            "type": "object",
+            "properties": {"city_name_in_the_local_language": {"type": "string"}},
+        },
+    )
+    stored_version(
+        "io.github.acme-corporation/weather-forecasts-for-everyone",
+        description="Forecasts",
+        packages=[
+            {
+                "registryType": "oci",
+                "identifier": "ghcr.io/acme-corporation/weather-forecasts-for-everyone",
+                "version": "1.0.0",
+                "transport": {"type": "stdio"},
+                "environmentVariables": [
+                    {"name": "WEATHER_FORECASTS_API_KEY_FOR_EVERYONE", "isRequired": True}
+                ],
+            }
+        ],
+    )
+    log_in(page, "olga")
+
+    row = page.locator("tr[data-path='/weather']")
+    row.locator("[data-connect] summary").click()
+    row.locator("[data-tools] > summary").click()
+    row.locator("details.schema summary").first.click()
+    dashboard = overflow(page)
+    clipped = page.evaluate(
+        """() => {
+          const card = document.querySelector('.table-wrap').getBoundingClientRect();
+          return [...document.querySelectorAll("tr[data-path='/weather'] *")]
+            .filter((element) => element.getBoundingClientRect().right > card.right + 1)
+            .map((element) => element.tagName + '.' + element.className);
+        }"""
+    )
+    screenshot(page, f"widths-dashboard-opened-{width}")
+    page.goto("/catalog")
+    page.locator("details.way summary").first.click()
+    catalog = overflow(page)
+    screenshot(page, f"widths-catalog-opened-{width}")
+    header_rows = page.evaluate(
+        "() => Math.round(document.querySelector('header').getBoundingClientRect().height)"
+    )
+
+    assert (dashboard, catalog) == (0, 0)
+    assert clipped == []  # nothing in the opened row reaches past its card (where it would be cut off)
+    assert header_rows <= (110 if width == "phone" else 70), header_rows
