@@ -284,7 +284,7 @@ def test_5xx_answers_are_retried_a_bounded_number_of_times_then_dropped(receiver
 
     emit("custom", dimensions={"n": 1})
     emit("custom", dimensions={"n": 2})
-    wait_until(lambda: client.dropped == 2)
+    wait_until(lambda: client.dropped == 2 and warnings_of(caplog))  # counted first, then said
 
     assert [b.status for b in receiver.batches()] == [503, 503, 503]
     assert warnings_of(caplog) == [
@@ -299,7 +299,7 @@ def test_a_refused_key_is_not_retried_and_the_answer_is_logged(receiver, make_cl
     receiver.script = [(401, {}, {"error": "invalid API key"})]
 
     emit("custom", dimensions={"n": 1})
-    wait_until(lambda: client.dropped == 1)
+    wait_until(lambda: client.dropped == 1 and warnings_of(caplog))
     time.sleep(0.2)  # no retry comes
 
     assert len(receiver.batches()) == 1
@@ -316,7 +316,7 @@ def test_metrics_the_service_rejects_count_as_dropped(receiver, make_client, cap
 
     emit("custom", dimensions={"n": 1})
     emit("nonsense", dimensions={"n": 2})
-    wait_until(lambda: client.dropped == 1)
+    wait_until(lambda: client.dropped == 1 and warnings_of(caplog))
 
     assert (client.sent, client.dropped) == (1, 1)
     assert warnings_of(caplog) == [
