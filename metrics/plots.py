@@ -130,3 +130,24 @@ def metric_plots(hours: int = DEFAULT_HOURS, now: datetime | None = None) -> dic
         "servers": sorted(servers.values(), key=lambda s: (-s.requests, s.name)),
         "tools": sorted(tools.values(), key=lambda s: (-s.requests, s.name)),
     }
+
+
+def server_tool_usage(server_path: str, hours: int = 24, now: datetime | None = None) -> list[Series]:
+    """Calls, errors and latency of each tool of one server over the last `hours`, busiest first."""
+    win = window(hours, now)
+    rows = _rows(win).filter(server_path=server_path)
+    errors = Count("id", filter=Q(success=False))
+    totals = (
+        rows.exclude(tool_name="")
+        .values("tool_name")
+        .annotate(
+            requests=Count("id"),
+            errors=errors,
+            p50=Percentile("duration_ms", 0.5),
+            p95=Percentile("duration_ms", 0.95),
+        )
+        .order_by("-requests", "tool_name")
+    )
+    return [
+        Series(row["tool_name"], row["requests"], row["errors"], row["p50"], row["p95"]) for row in totals
+    ]

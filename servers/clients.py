@@ -35,3 +35,21 @@ def client_config(servers, base_url: str, token: str | None = None) -> str:
             **({"headers": {"Authorization": f"Bearer {token}"}} if token else {}),
         }
     return json.dumps({"mcpServers": entries}, indent=2)
+
+
+def host_configurations(server: Server, base_url: str) -> list[tuple[str, str, str]]:
+    """(host, where it goes, what to paste) for the MCP hosts people use most, each reaching the server
+    through the gateway and signing in by itself (OAuth from the URL alone, docs/auth.md)."""
+    transport = gateway_transport(server, base_url)
+    name = server.path.strip("/").replace("/", "-")
+    kind = "http" if transport["type"] == "streamable-http" else "sse"
+    url = transport["url"]
+    return [
+        ("Claude Code", "a terminal", f"claude mcp add --transport {kind} {name} {url}"),
+        (
+            "VS Code",
+            ".vscode/mcp.json",
+            json.dumps({"servers": {name: {"type": kind, "url": url}}}, indent=2),
+        ),
+        ("Cursor", "~/.cursor/mcp.json", json.dumps({"mcpServers": {name: {"url": url}}}, indent=2)),
+    ]

@@ -5,7 +5,7 @@ page behaviour (flash message and redirect), every other client the JSON answer 
 
 from django.urls import path
 
-from servers import views
+from servers import server_page, views
 from servers.api import dashboard
 
 app_name = "servers"
@@ -18,6 +18,7 @@ urlpatterns = [
     path("", views.dashboard, name="home"),
     path("api/", views.dashboard, name="home-api"),
     path("status", views.status, name="status"),
+    path("servers/<path:service_path>", server_page.server_page, name="server"),
     path("api/edit/<path:service_path>", views.edit, name="edit"),
     path("edit/<path:service_path>", views.edit, name="edit-unprefixed"),
     path("api/toggle/<path:service_path>", toggle, name="toggle"),

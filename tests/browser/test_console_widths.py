@@ -440,3 +440,30 @@ def test_an_opened_server_row_and_an_opened_install_section_stay_within_the_scre
     assert (dashboard, catalog) == (0, 0)
     assert clipped == []  # nothing in the opened row reaches past its card (where it would be cut off)
     assert header_rows <= (110 if width == "phone" else 70), header_rows
+
+
+def test_a_servers_page_fits_the_screen_and_is_reached_from_its_row(sized, operator_user, screenshot):
+    page, width = sized
+    weather = ServerFactory(
+        path="/weather", name="Weather", description="Forecasts by city", health_status="healthy"
+    )
+    weather.tools.create(
+        name="get_forecast",
+        description="The forecast for a city",
+        input_schema={
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "the city's name, in any language"}},
+            "required": ["city"],
+        },
+    )
+    log_in(page, "olga")
+
+    with page.expect_navigation():
+        page.click("tr[data-path='/weather'] .server-name a")
+    page.locator("details.host summary").first.click()
+    screenshot(page, f"widths-server-page-{width}")
+
+    assert page.url.endswith("/servers/weather")
+    assert page.locator("h1").inner_text() == "Weather"
+    assert page.locator("[data-tool='get_forecast'] td[data-label=Parameter]").inner_text() == "city"
+    assert overflow(page) == 0

@@ -122,7 +122,7 @@ def test_the_dashboard_lists_visible_servers_with_the_actions_the_caller_may_tak
     assert "2 servers you can see" in page
 
     weather_row = row(page, "/weather")
-    assert '<div class="server-name">Weather</div>' in weather_row
+    assert '<div class="server-name"><a href="/servers/weather">Weather</a></div>' in weather_row
     assert (
         '<span class="badge status-unknown" data-health-status="unknown">Unknown (never checked)</span>'
         in weather_row

@@ -1,0 +1,126 @@
+"""The page of one server (/servers/<path>): health now and over time with the reasons, tools as
+parameter tables with their calls through the gateway, and configurations for the usual hosts."""
+
+import json
+import re
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from metrics.models import ToolExecutionMetric
+from servers.models import HealthTransition
+from tests.factories import ServerFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clock(db):
+    server = ServerFactory(path="/clock", name="Clock", health_status="healthy")
+    server.tools.create(
+        name="add",
+        description="Adds two numbers",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "description": "first"},
+                "b": {"type": ["integer", "null"]},
+            },
+            "required": ["a"],
+        },
+    )
+    server.tools.create(name="echo", input_schema={"type": "object", "properties": {}})
+    return server
+
+
+def html(response) -> str:
+    return response.content.decode()
+
+
+def test_the_page_shows_health_over_time_with_the_reasons(client, clock, member, scope_factory):
+    now = timezone.now()
+    HealthTransition.objects.create(
+        server=clock, from_status="unknown", to_status="healthy", at=now - timedelta(hours=30)
+    )
+    HealthTransition.objects.create(
+        server=clock,
+        from_status="healthy",
+        to_status="unhealthy",
+        detail="timed out after 10 s",
+        at=now - timedelta(hours=6),
+    )
+    HealthTransition.objects.create(
+        server=clock, from_status="unhealthy", to_status="healthy", at=now - timedelta(hours=3)
+    )
+    scope_factory("clock-list", group="clockers", ui={"list_service": ["/clock"]})
+    client.force_login(member("cleo", "clockers"))
+
+    page = html(client.get("/servers/clock"))
+
+    assert re.search(r'<dd data-uptime="day">(\d+) % healthy</dd>', page).group(1) == "88"  # 21 of 24 hours
+    assert re.search(r'<dd data-uptime="week">(\d+) % healthy</dd>', page).group(1) == "90"  # 27 of 30 hours
+    changes = re.findall(r"</time> (\w+(?: \([^)]*\))?) → <strong>([^<]+)</strong>", page)
+    assert changes == [
+        ("Unhealthy", "Healthy"),
+        ("Healthy", "Unhealthy"),
+        ("Unknown (never checked)", "Healthy"),
+    ]
+    assert "timed out after 10 s" in page
+    assert page.count('<rect class="status-') == 3
+
+
+def test_tools_are_parameter_tables_with_their_calls_through_the_gateway(client, clock, admin_user):
+    for ms, ok in ((10, True), (20, True), (30, False)):
+        ToolExecutionMetric.objects.create(
+            id=uuid.uuid4(),
+            service="registry",
+            timestamp=timezone.now() - timedelta(minutes=5),
+            value=1,
+            duration_ms=ms,
+            success=ok,
+            method="tools/call",
+            tool_name="add",
+            dimensions={"server": "/clock"},
+        )
+    client.force_login(admin_user)
+
+    page = html(client.get("/servers/clock"))
+
+    add = page.split('data-tool="add"')[1].split("</article>")[0]
+    rows = re.findall(
+        r'<td data-label="Parameter"><code>(\w+)</code></td><td data-label="Type">([^<]+)</td>'
+        r'<td data-label="Required">(\w+)</td>',
+        add,
+    )
+    assert rows == [("a", "integer", "yes"), ("b", "integer or null", "no")]
+    assert "3 calls in the last 24 hours, 1 failed; p50 20.0 ms" in add
+    assert "No calls through the gateway in the last 24 hours." in page.split('data-tool="echo"')[1]
+
+
+def test_the_usual_hosts_get_their_configuration_for_the_gateway_url(client, clock, admin_user):
+    client.force_login(admin_user)
+
+    page = html(client.get("/servers/clock"))
+
+    assert "<code data-gateway-url>http://testserver/clock/mcp</code>" in page
+    claude = re.search(r'data-host="Claude Code">.*?<code>([^<]+)</code>', page, re.S).group(1)
+    vscode = re.search(r'data-host="VS Code">.*?<code>([^<]+)</code>', page, re.S).group(1)
+    assert claude == "claude mcp add --transport http clock http://testserver/clock/mcp"
+    assert json.loads(vscode.replace("&quot;", '"')) == {
+        "servers": {"clock": {"type": "http", "url": "http://testserver/clock/mcp"}}
+    }
+
+
+def test_an_unseen_server_is_not_found_and_tools_follow_the_tool_rule(client, clock, member, scope_factory):
+    ServerFactory(path="/secret")
+    rules = [{"server": "/clock", "methods": ["tools/call"], "tools": ["echo"]}]
+    scope_factory("clock-echo", group="echoers", server_rules=rules)
+    client.force_login(member("eve", "echoers"))
+
+    secret = client.get("/servers/secret")
+    page = html(client.get("/servers/clock"))
+
+    assert secret.status_code == 404
+    assert re.findall(r'data-tool="(\w+)"', page) == ["echo"]
