@@ -76,6 +76,7 @@ class AuditAction(models.TextChoices):
     GROUP_SERVER_GRANT = "group.server_grant", "Group granted access to a server"
     GROUP_SERVER_REVOKE = "group.server_revoke", "Group's access to a server revoked"
     TOKEN_ISSUE = "token.issue", "Token issued"
+    ACCESS_VIEW = "access.view", "Someone's access looked at (view as)"
     TOKEN_REVOKE = "token.revoke", "Token revoked"
     OAUTH_CONSENT = "oauth.consent", "Application authorized"
     OAUTH_CONSENT_WITHDRAW = "oauth.consent_withdraw", "Application's access withdrawn"

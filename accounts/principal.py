@@ -310,6 +310,23 @@ def principal_for_idp_groups(
     )
 
 
+def principal_for_groups(group_names: Iterable[str]) -> Principal:
+    """What a member of exactly these registry groups may do (the console's effective-access view)."""
+    names = sorted(set(group_names))
+    scopes = list(Scope.objects.filter(groups__name__in=names).distinct().order_by("name"))
+    rules, ui = _permissions(scopes)
+    return Principal(
+        username=f"group:{','.join(names)}",
+        auth_method=AuthMethod.SESSION,
+        groups=tuple(names),
+        scopes=tuple(scope.name for scope in scopes),
+        is_admin=ADMIN_GROUP in names,
+        server_rules=rules,
+        ui=ui,
+        publish_names=_publish_names(scopes),
+    )
+
+
 def principal_for_public() -> Principal:
     """The anonymous caller of a listing when PUBLIC_LISTING is on: it lists the servers the scopes of
     the public group let it list (a public grant), and may do nothing else."""

@@ -26,9 +26,11 @@ class ConsoleAdminSite(admin.AdminSite):
 
     def get_urls(self):
         from metrics.admin_views import metrics_plots
+        from registry_site.access_admin import effective_access
 
         return [
             path("metrics/plots/", self.admin_view(metrics_plots), name="metrics-plots"),
+            path("access/", self.admin_view(effective_access), name="effective-access"),
             *super().get_urls(),
         ]
 
@@ -66,16 +68,25 @@ class ConsoleAdminSite(admin.AdminSite):
                 )
         if "metrics" in apps and self.principal_of(request).is_admin:
             apps["metrics"]["models"].insert(0, _plots_entry())
+        if "accounts" in apps and self.principal_of(request).is_admin:
+            apps["accounts"]["models"].insert(
+                0, _page_entry("Effective access", "EffectiveAccess", "admin:effective-access")
+            )
         if app_label is not None:
             return [apps[app_label]] if app_label in apps else []
         return sorted(apps.values(), key=lambda app: app["name"].lower())
 
 
 def _plots_entry() -> dict:
-    url = reverse("admin:metrics-plots")
+    return _page_entry("Plots: requests, errors and latency", "MetricPlots", "admin:metrics-plots")
+
+
+def _page_entry(name: str, object_name: str, url_name: str) -> dict:
+    """A page of the console listed in a section of the index, as a model would be."""
+    url = reverse(url_name)
     return {
-        "name": "Plots: requests, errors and latency",
-        "object_name": "MetricPlots",
+        "name": name,
+        "object_name": object_name,
         "admin_url": url,
         "add_url": None,
         "view_only": True,

@@ -1,0 +1,114 @@
+"""The console's effective-access view (`/admin/access/`, administrators): for a user or a group, what
+they can see and call (servers and their tools, agents, console permissions, publish names), as the
+registry's rules decide it for them (the same Principal every surface asks); for a server, which groups
+reach it and through which scopes. Looking at a user's access is a "view as" and is audited."""
+
+from dataclasses import dataclass
+
+from django.contrib import admin
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
+
+from accounts.choices import AuditAction, AuthMethod
+from accounts.models import User
+from accounts.principal import Principal, ServerRule, principal_for_groups, principal_for_user
+from accounts.scope_rules import KNOWN_METHODS
+from accounts.services import audit_event_record
+from agents.models import Agent
+from core.validators import normalize_path
+from servers.models import Server
+from servers.policies import tools_visible
+
+
+@dataclass(frozen=True)
+class ServerAccess:
+    server: Server
+    methods: list[str]  # of the usual MCP methods, those it may send
+    callable_tools: list[str]
+    shown_tools: list[str]
+
+
+def access_of(principal: Principal) -> dict:
+    """Everything `principal` can see and call."""
+    rows = []
+    shown = {}
+    for tool in tools_visible(principal).select_related("server").order_by("name"):
+        shown.setdefault(tool.server_id, []).append(tool.name)
+    for server in Server.objects.visible_to(principal).order_by("path"):
+        names = shown.get(server.pk, [])
+        callable_tools = [name for name in names if principal.allows_mcp(server.path, "tools/call", name)]
+        methods = [m for m in KNOWN_METHODS if m != "tools/call" and principal.allows_mcp(server.path, m)]
+        if callable_tools:
+            methods.append("tools/call")
+        rows.append(
+            ServerAccess(
+                server=server,
+                methods=["every method"] if principal.is_admin else methods,
+                callable_tools=callable_tools,
+                shown_tools=names,
+            )
+        )
+    return {
+        "servers": rows,
+        "agents": list(Agent.objects.visible_to(principal).order_by("path").values_list("path", "name")),
+        "ui": sorted((name, sorted(paths)) for name, paths in principal.ui.items()),
+        "publish_names": principal.publish_names,
+    }
+
+
+def reaching(path: str) -> list[dict]:
+    """The groups whose members reach the server at `path`, with the scopes and rules that let them."""
+    found = []
+    for group in Group.objects.order_by("name"):
+        principal = principal_for_groups([group.name])
+        if principal.is_admin:
+            found.append({"group": group.name, "how": "administrators: everything", "rules": []})
+            continue
+        rules = [rule for rule in principal.server_rules if rule.server in ("*", path)]
+        lists = principal.can("list_service", path)
+        if rules or lists:
+            found.append(
+                {"group": group.name, "how": ", ".join(principal.scopes), "rules": [_said(r) for r in rules]}
+            )
+    return found
+
+
+def _said(rule: ServerRule) -> str:
+    methods = "every method" if "*" in rule.methods else ", ".join(sorted(rule.methods))
+    tools = "every tool" if "*" in rule.tools else ", ".join(sorted(rule.tools)) or "no tool"
+    return f"{rule.server}: {methods}; tools: {tools}"
+
+
+def effective_access(request):
+    viewer = admin.site.principal_of(request)
+    if not viewer.is_admin:
+        raise PermissionDenied
+    username, group, path = (request.GET.get(key, "").strip() for key in ("user", "group", "server"))
+    context = {**admin.site.each_context(request), "title": "Effective access", "asked": None}
+    if username:
+        user = User.objects.filter(username=username).first()
+        if user is not None:
+            subject = principal_for_user(user, auth_method=AuthMethod.SESSION)
+            audit_event_record(actor=viewer, action=AuditAction.ACCESS_VIEW, target=f"user:{username}")
+            context |= {"asked": f"the user {username}", "is_admin": subject.is_admin, **access_of(subject)}
+        else:
+            context["problem"] = f"No user is called {username}."
+    elif group:
+        if Group.objects.filter(name=group).exists():
+            subject = principal_for_groups([group])
+            context |= {"asked": f"members of {group}", "is_admin": subject.is_admin, **access_of(subject)}
+        else:
+            context["problem"] = f"No group is called {group}."
+    elif path:
+        server = Server.objects.filter(path=normalize_path(path)).first()
+        if server is not None:
+            context |= {"asked_server": server, "reaching": reaching(server.path)}
+        else:
+            context["problem"] = f"No server is registered at {normalize_path(path)}."
+    context |= {
+        "users": list(User.objects.order_by("username").values_list("username", flat=True)[:500]),
+        "groups": list(Group.objects.order_by("name").values_list("name", flat=True)),
+        "paths": list(Server.objects.order_by("path").values_list("path", flat=True)[:500]),
+    }
+    return render(request, "admin/access.html", context)
