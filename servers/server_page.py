@@ -3,6 +3,7 @@ reasons of each change), its tools as parameter tables with how often each was c
 gateway, and its MCP URL with ready configurations for the hosts people use. The same rules as every
 surface: an unseen server is a 404, tools are those the caller is shown."""
 
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -54,6 +55,14 @@ def parameters(schema) -> list[Parameter]:
     return rows
 
 
+def _example(kind: str):
+    """A placeholder value of a parameter's type, for the "try it" form's starting arguments."""
+    first = kind.split(" or ")[0]
+    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}, "null": None}.get(
+        first, ""
+    )
+
+
 @require_GET
 @session_page
 def server_page(request, principal, service_path):
@@ -66,7 +75,15 @@ def server_page(request, principal, service_path):
     base = gateway_base_url(request)
     usage = {series.name: series for series in server_tool_usage(server.path, 24, now)}
     tools = [
-        {"tool": tool, "parameters": parameters(tool.input_schema), "usage": usage.get(tool.name)}
+        {
+            "tool": tool,
+            "parameters": parameters(tool.input_schema),
+            "usage": usage.get(tool.name),
+            "may_call": principal.allows_mcp(server.path, "tools/call", tool.name),
+            "example": json.dumps(
+                {p.name: _example(p.type) for p in parameters(tool.input_schema)}, indent=2
+            ),
+        }
         for tool in tools_visible(principal, server).order_by("name")
     ]
     context = {

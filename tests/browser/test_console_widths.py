@@ -9,6 +9,7 @@ import pytest
 
 from tests.browser.conftest import log_in
 from tests.factories import ServerFactory
+from tests.mcp_servers import time_server_fixture  # noqa: F401
 from tests.search import semantic_fixtures
 
 embedding_model = semantic_fixtures.embedding_model
@@ -467,3 +468,34 @@ def test_a_servers_page_fits_the_screen_and_is_reached_from_its_row(sized, opera
     assert page.locator("h1").inner_text() == "Weather"
     assert page.locator("[data-tool='get_forecast'] td[data-label=Parameter]").inner_text() == "city"
     assert overflow(page) == 0
+
+
+def test_a_tool_is_tried_from_its_servers_page_through_the_gateway_as_the_viewer(
+    sized, member, scope_factory, time_server, screenshot
+):
+    from tests.browser.conftest import PASSWORD
+
+    page, width = sized
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server, health_status="healthy")
+    for name in ("add", "echo"):
+        clock.tools.create(
+            name=name, input_schema={"type": "object", "properties": {"a": {"type": "integer"}}}
+        )
+    rules = [{"server": "/clock", "methods": ["initialize", "tools/list", "tools/call"], "tools": ["add"]}]
+    scope_factory("clock-add", group="clockers", server_rules=rules)
+    user = member("cleo", "clockers")
+    user.set_password(PASSWORD)
+    user.save()
+    log_in(page, "cleo", "/login?next=/servers/clock")
+
+    tool = page.locator("[data-tool='add']")
+    tool.locator("details.try summary").click()
+    tool.locator("textarea").fill('{"a": 2, "b": 3}')
+    tool.locator("button[type=submit]").click()
+    result = tool.locator("[data-try-result]")
+    result.wait_for()
+    page.wait_for_function("(out) => !out.textContent.startsWith('Calling')", arg=result.element_handle())
+    screenshot(page, f"widths-server-try-it-{width}")
+
+    assert '"text": "5"' in result.inner_text()
+    assert page.locator("[data-tool]").count() == 1  # echo is neither shown nor offered: add only

@@ -124,3 +124,21 @@ def test_an_unseen_server_is_not_found_and_tools_follow_the_tool_rule(client, cl
 
     assert secret.status_code == 404
     assert re.findall(r'data-tool="(\w+)"', page) == ["echo"]
+
+
+def test_try_it_is_offered_for_the_tools_the_viewer_may_call_only(client, clock, member, scope_factory):
+    scope_factory("clock-list", group="listers", ui={"list_service": ["/clock"]})
+    scope_factory(
+        "clock-add",
+        group="adders",
+        server_rules=[{"server": "/clock", "methods": ["tools/call"], "tools": ["add"]}],
+    )
+    client.force_login(member("lou", "listers"))
+    listing = html(client.get("/servers/clock"))
+    client.force_login(member("ada", "adders"))
+    calling = html(client.get("/servers/clock"))
+
+    assert re.findall(r'data-tool="(\w+)"', listing) == ["add", "echo"]
+    assert "data-try-tool" not in listing
+    assert re.findall(r'data-try-tool="(\w+)"', calling) == ["add"]
+    assert "{\n  &quot;a&quot;: 0,\n  &quot;b&quot;: 0\n}" in calling  # the starting arguments, by type
