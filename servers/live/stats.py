@@ -55,8 +55,9 @@ async def connection_opened(channel_name: str) -> None:
 
 @_best_effort
 async def connection_seen(channel_name: str) -> None:
-    """Keep counting an open connection (each keep-alive)."""
-    await connection_opened(channel_name)
+    """Keep counting an open connection (each keep-alive): renews it only while it is counted, so a
+    renewal still running in its thread when the socket closes cannot count the closed socket again."""
+    await asyncio.to_thread(sync_client().zadd, CONNECTIONS, {channel_name: time.time() + _ttl()}, xx=True)
 
 
 @_best_effort

@@ -382,6 +382,17 @@ def test_connections_of_a_process_that_died_stop_counting(client, settings):
     assert 119 <= body["uptime_seconds"] <= 125
 
 
+def test_a_keep_alive_landing_after_the_close_does_not_count_the_socket_again(client):
+    async def close_then_late_renewal():
+        await stats.connection_opened("gone")
+        await stats.connection_closed("gone")
+        await stats.connection_seen("gone")  # its thread ran on after the consumer cancelled it
+
+    async_to_sync(close_then_late_renewal)()
+
+    assert client.get("/api/health/ws/stats").json()["active_connections"] == 0
+
+
 def test_uptime_starts_again_once_every_web_process_is_gone(client, settings):
     settings.HEALTH_WS_KEEPALIVE_SECONDS = 10
     stats.heartbeat()
