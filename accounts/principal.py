@@ -249,6 +249,19 @@ def _permissions(scopes: Iterable[Scope]) -> tuple[tuple[ServerRule, ...], dict[
     return tuple(rules), {name: frozenset(paths) for name, paths in ui.items()}
 
 
+def _granted(scopes: list[Scope], **identity) -> Principal:
+    """A Principal holding what `scopes` grant (rules, console permissions, publish names); `identity`
+    says who it is."""
+    rules, ui = _permissions(scopes)
+    return Principal(
+        scopes=tuple(scope.name for scope in scopes),
+        server_rules=rules,
+        ui=ui,
+        publish_names=_publish_names(scopes),
+        **identity,
+    )
+
+
 def principal_for_user(
     user: User,
     *,
@@ -268,8 +281,8 @@ def principal_for_user(
         wanted = set(token_scopes)
         scopes = [scope for scope in scopes if scope.name in wanted]
     is_admin = user.is_active and (user.is_superuser or ADMIN_GROUP in group_names)
-    rules, ui = _permissions(scopes)
-    principal = Principal(
+    principal = _granted(
+        scopes,
         username=user.get_username(),
         auth_method=auth_method,
         user=user,
@@ -277,12 +290,8 @@ def principal_for_user(
         client_id=client_id,
         email=user.email,
         groups=tuple(group_names),
-        scopes=tuple(scope.name for scope in scopes),
         # A reach narrows an administrator's rights, unless the credential has chosen scopes to narrow.
         is_admin=is_admin and (token_admin or (reach is not None and token_scopes is None)),
-        server_rules=rules,
-        ui=ui,
-        publish_names=_publish_names(scopes),
     )
     return narrowed(principal, reach) if reach is not None else principal
 
@@ -294,19 +303,15 @@ def principal_for_idp_groups(
     mapped = IdpGroupMapping.objects.filter(idp_group__in=list(idp_groups))
     group_names = sorted(set(mapped.values_list("group__name", flat=True)))
     scopes = list(Scope.objects.filter(groups__name__in=group_names).distinct().order_by("name"))
-    rules, ui = _permissions(scopes)
-    return Principal(
+    return _granted(
+        scopes,
         username=username,
         auth_method=AuthMethod.OIDC,
         provider=provider,
         client_id=client_id,
         email=email,
         groups=tuple(group_names),
-        scopes=tuple(scope.name for scope in scopes),
         is_admin=ADMIN_GROUP in group_names,
-        server_rules=rules,
-        ui=ui,
-        publish_names=_publish_names(scopes),
     )
 
 
@@ -314,16 +319,12 @@ def principal_for_groups(group_names: Iterable[str]) -> Principal:
     """What a member of exactly these registry groups may do (the console's effective-access view)."""
     names = sorted(set(group_names))
     scopes = list(Scope.objects.filter(groups__name__in=names).distinct().order_by("name"))
-    rules, ui = _permissions(scopes)
-    return Principal(
+    return _granted(
+        scopes,
         username=f"group:{','.join(names)}",
         auth_method=AuthMethod.SESSION,
         groups=tuple(names),
-        scopes=tuple(scope.name for scope in scopes),
         is_admin=ADMIN_GROUP in names,
-        server_rules=rules,
-        ui=ui,
-        publish_names=_publish_names(scopes),
     )
 
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from accounts.models import AuditEvent
 from catalog.models import ServerVersion, Upstream
+from tests.factories import stored_version
 
 pytestmark = pytest.mark.django_db
 
@@ -74,26 +75,11 @@ def test_detaching_a_mirrored_server_makes_it_publishable_here(admin_client):
     assert AuditEvent.objects.get(action="versions.detach").detail == {"from": ["official"]}
 
 
-def _version(name, version, upstream=None, status="active"):
-    now = timezone.now()
-    return ServerVersion.objects.create(
-        name=name,
-        version=version,
-        document={"name": name, "description": "Maps", "version": version},
-        status=status,
-        status_changed_at=now,
-        published_at=now,
-        updated_at=now,
-        is_latest=True,
-        upstream=upstream,
-    )
-
-
 def test_removing_an_upstream_removes_its_mirrored_versions_from_the_page_and_the_bulk_action(admin_client):
     one = Upstream.objects.create(name="one", url="https://one.example.test")
     two = Upstream.objects.create(name="two", url="https://two.example.test")
-    _version("com.acme/maps", "1.0.0", upstream=one)
-    _version("com.acme/roads", "1.0.0", upstream=two)
+    stored_version("com.acme/maps", upstream=one)
+    stored_version("com.acme/roads", upstream=two)
 
     page = admin_client.get(reverse("admin:catalog_upstream_delete", args=[one.pk])).content.decode()
     deleted = admin_client.post(reverse("admin:catalog_upstream_delete", args=[one.pk]), {"post": "yes"})
@@ -108,9 +94,9 @@ def test_removing_an_upstream_removes_its_mirrored_versions_from_the_page_and_th
 
 
 def test_versions_are_deprecated_made_active_and_marked_deleted_from_the_console(admin_client):
-    maps = _version("com.acme/maps", "1.0.0")
-    mirrored = _version(
-        "com.acme/roads", "1.0.0", upstream=Upstream.objects.create(name="o", url="https://o.test")
+    maps = stored_version("com.acme/maps")
+    mirrored = stored_version(
+        "com.acme/roads", upstream=Upstream.objects.create(name="o", url="https://o.test")
     )
     changelist = reverse("admin:catalog_serverversion_changelist")
 
