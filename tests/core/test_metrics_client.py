@@ -265,10 +265,10 @@ def test_a_service_that_stays_down_costs_the_batch_with_a_warning_and_the_runnin
 
     for n in range(5):
         emit("custom", dimensions={"n": n})
-    wait_until(lambda: client.dropped == 5)
+    wait_until(lambda: client.dropped == 5 and len(warnings_of(caplog)) == 1)  # counted first, then said
     for n in range(5):
         emit("custom", dimensions={"n": n})
-    wait_until(lambda: client.dropped == 10)
+    wait_until(lambda: client.dropped == 10 and len(warnings_of(caplog)) == 2)
     sock.close()
 
     first, second = warnings_of(caplog)
