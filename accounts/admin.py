@@ -85,7 +85,16 @@ class ClientCredentialAdmin(ConsoleModelAdmin):
 
 @admin.register(IssuedToken)
 class IssuedTokenAdmin(ConsoleModelAdmin):
-    list_display = ("jti", "user", "kind", "description", "created_at", "expires_at", "revoked_at")
+    list_display = (
+        "jti",
+        "user",
+        "kind",
+        "description",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    )
     list_filter = ("kind", "revoked_at", "expires_at")
     search_fields = ("jti", "user__username", "description")
     list_select_related = ("user",)
@@ -99,6 +108,7 @@ class IssuedTokenAdmin(ConsoleModelAdmin):
         "created_at",
         "expires_at",
         "revoked_at",
+        "last_used_at",
     )
     actions = ["revoke_selected"]
 

@@ -24,6 +24,7 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 
 from accounts.cache import PRINCIPALS, token_key
 from accounts.choices import AuthMethod, TokenKind
+from accounts.last_used import USES
 from accounts.models import ClientCredential, IssuedToken, User
 from accounts.principal import (
     ANONYMOUS,
@@ -35,6 +36,7 @@ from accounts.principal import (
 )
 from accounts.reach import Reach
 from accounts.tokens import TokenError, decode_external, decode_registry, issuer_of
+from accounts.view_as import viewed_principal
 from core.epochs import MISSING
 from core.errors import ErrorCode
 from core.metric_choices import AuthMethod as MetricAuthMethod
@@ -101,6 +103,7 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
             epoch = PRINCIPALS.epoch()
         principal = PRINCIPALS.get(key, epoch)
         if principal is not MISSING:
+            USES.note(principal)
             return principal
         principal = None
         for resolve in _bearer_resolvers():
@@ -108,6 +111,7 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
             if found is not None:
                 principal, expires_at = found
                 PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
+                USES.note(principal)
                 return principal
         try:
             issuer = issuer_of(raw)
@@ -118,6 +122,7 @@ def principal_from_bearer(raw: str, *, report: bool = True, epoch=MISSING) -> Pr
         else:
             principal, expires_at = _principal_from_registry(raw)
         PRINCIPALS.put(key, principal, epoch, expires_at=expires_at)
+        USES.note(principal)
         return principal
     finally:
         if report:
@@ -137,6 +142,7 @@ def cached_principal(raw: str, epoch) -> Principal | None:
     principal = PRINCIPALS.get(token_key(raw), epoch)
     if principal is MISSING:
         return None
+    USES.note(principal)
     report_auth_request(started=started, success=True, principal=principal, raw=raw)
     return principal
 
@@ -246,9 +252,10 @@ def principal_from_session(request, user=None) -> Principal | None:
     if not user.is_authenticated or not user.is_active:
         return None
     marker = request.session.get(SESSION_AUTH_KEY) or {}
-    return principal_for_user(
+    principal = principal_for_user(
         user, auth_method=marker.get("method", AuthMethod.SESSION), provider=marker.get("provider")
     )
+    return viewed_principal(request.session, principal)
 
 
 def principal_from_session_key(session_key: str | None) -> Principal | None:

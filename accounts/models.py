@@ -121,6 +121,11 @@ class IssuedToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when it was last presented (accounts/last_used.py: up to a minute late)",
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -11,6 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
+from django.contrib.auth.models import Group
+from django.db.models import Prefetch
+
 from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.reach import Reach
@@ -84,6 +87,7 @@ class Principal:
     ui: dict[str, frozenset[str]] = field(default_factory=dict)
     publish_names: tuple[str, ...] = ()  # server.json name patterns (accounts/scope_rules.py)
     reach: Reach | None = None  # what the presented credential is narrowed to (accounts/reach.py)
+    viewed_by: str = ""  # the administrator viewing the console as this user, read only (accounts/view_as.py)
 
     @property
     def is_authenticated(self) -> bool:
@@ -319,6 +323,18 @@ def principal_for_groups(group_names: Iterable[str]) -> Principal:
     """What a member of exactly these registry groups may do (the console's effective-access view)."""
     names = sorted(set(group_names))
     scopes = list(Scope.objects.filter(groups__name__in=names).distinct().order_by("name"))
+    return _of_groups(names, scopes)
+
+
+def principal_of_each_group() -> list[Principal]:
+    """What a member of each registry group alone may do, by group name, in two queries."""
+    groups = Group.objects.order_by("name").prefetch_related(
+        Prefetch("scopes", queryset=Scope.objects.order_by("name"))
+    )
+    return [_of_groups([group.name], list(group.scopes.all())) for group in groups]
+
+
+def _of_groups(names: list[str], scopes: list[Scope]) -> Principal:
     return _granted(
         scopes,
         username=f"group:{','.join(names)}",

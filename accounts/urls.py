@@ -1,6 +1,7 @@
 from django.urls import path
 
 from accounts import views
+from accounts.view_as import STOP_PATH
 
 app_name = "accounts"
 
@@ -11,4 +12,5 @@ urlpatterns = [
     path("logout", views.logout_unprefixed_view, name="logout-unprefixed"),
     path("api/auth/auth/callback", views.provider_callback_view, name="provider-callback"),
     path("api/auth/auth/<str:provider>", views.provider_login_view, name="provider-login"),
+    path(STOP_PATH.lstrip("/"), views.view_as_stop_view, name="view-as-stop"),
 ]

@@ -29,6 +29,7 @@ class ErrorCode(StrEnum):
     INVALID_CLIENT = "invalid_client"
     UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type"
     PERMISSION_DENIED = "permission_denied"
+    VIEWING_AS = "viewing_as"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
@@ -137,6 +138,18 @@ def invalid_input_response(request, field: str, message: str):
     from django.utils.html import escape
 
     return HttpResponseBadRequest(f"<h1>Bad request</h1><p>{escape(field)}: {escape(message)}</p>")
+
+
+def refusal_response(request, status: int, code: ErrorCode, detail: str):
+    """A refusal decided before any view ran (a middleware's), in the format the path speaks."""
+    answer_format = error_format(request)
+    if answer_format == "v01":
+        return v01_error_response(status, detail)
+    if answer_format == "json":
+        return error_response(request, detail, code, status)
+    from django.shortcuts import render
+
+    return render(request, f"{status}.html", {"reason": detail}, status=status)
 
 
 def _code_of(exc: exceptions.APIException) -> str:

@@ -19,6 +19,7 @@ from accounts.authentication import (
     principal_from_session_key,
 )
 from accounts.principal import Principal
+from accounts.view_as import READ_ONLY_MESSAGE
 from core.epochs import MISSING
 from core.errors import ErrorCode
 from gateway import jsonrpc
@@ -85,6 +86,8 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
         principal = principal_from_session_key(morsel.value if morsel else None)
         if principal is None:
             raise Refusal(401, ErrorCode.NOT_AUTHENTICATED, "Authentication credentials were not provided.")
+        if principal.viewed_by:  # calling a tool acts as the user: viewing as them is read only
+            raise Refusal(403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
     return _route(server, principal, candidates)
 
 

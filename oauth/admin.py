@@ -13,11 +13,20 @@ from oauth.services import application_delete, application_save, consent_withdra
 
 @admin.register(Consent)
 class ConsentAdmin(ConsoleModelAdmin):
-    list_display = ("user", "application", "all_rights", "remembered", "updated_at")
+    list_display = ("user", "application", "all_rights", "remembered", "updated_at", "last_used_at")
     list_filter = ("all_rights", "remembered", "application__registration_source")
     search_fields = ("user__username", "application__name", "application__client_id")
     list_select_related = ("user", "application")
-    readonly_fields = ("user", "application", "all_rights", "scopes", "resources", "remembered", "created_at")
+    readonly_fields = (
+        "user",
+        "application",
+        "all_rights",
+        "scopes",
+        "resources",
+        "remembered",
+        "created_at",
+        "last_used_at",
+    )
     actions = ["withdraw"]
 
     def has_add_permission(self, request):

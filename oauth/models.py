@@ -27,6 +27,9 @@ class Consent(models.Model):
     remembered = models.BooleanField(default=False, help_text="not asked again for these resources")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    last_used_at = models.DateTimeField(
+        null=True, blank=True, help_text="when a token of the application was last presented for the user"
+    )
 
     class Meta:
         ordering = ["-updated_at"]

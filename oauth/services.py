@@ -3,10 +3,12 @@ self-registered applications that never completed an authorization."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import operator
+from datetime import datetime, timedelta
+from functools import reduce
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, OuterRef, Q, Value, When
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 
@@ -81,6 +83,25 @@ def consent_withdraw(*, actor, consent: Consent) -> int:
             detail={"name": application.name, "user": user.get_username(), "tokens_revoked": revoked},
         )
     return revoked
+
+
+def consents_used(marks: dict[tuple[int, str], datetime]) -> None:
+    """When each (user id, client id) last used a token of its application (accounts/last_used.py): the
+    applications' ids, then one UPDATE."""
+    ids = dict(
+        Application.objects.filter(client_id__in={client for _, client in marks}).values_list(
+            "client_id", "pk"
+        )
+    )
+    keyed = {
+        Q(user_id=user_id, application_id=ids[client_id]): when
+        for (user_id, client_id), when in marks.items()
+        if client_id in ids
+    }
+    if keyed:
+        Consent.objects.filter(reduce(operator.or_, keyed)).update(
+            last_used_at=Case(*(When(condition, then=Value(when)) for condition, when in keyed.items()))
+        )
 
 
 def code_replay_revoke(*, access_token_checksum: str, client_id: str) -> int:

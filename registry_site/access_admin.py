@@ -1,20 +1,30 @@
 """The console's effective-access view (`/admin/access/`, administrators): for a user or a group, what
 they can see and call (servers and their tools, agents, console permissions, publish names), as the
 registry's rules decide it for them (the same Principal every surface asks); for a server, which groups
-reach it and through which scopes. Looking at a user's access is a "view as" and is audited."""
+reach it and through which scopes. Looking at a user's access is audited; so is "view as this user"
+(accounts/view_as.py), which shows the whole console with the user's rights, read only."""
 
 from dataclasses import dataclass
 
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
+from django.views.decorators.http import require_POST
 
 from accounts.choices import AuditAction, AuthMethod
 from accounts.models import User
-from accounts.principal import Principal, ServerRule, principal_for_groups, principal_for_user
+from accounts.principal import (
+    Principal,
+    ServerRule,
+    principal_for_groups,
+    principal_for_user,
+    principal_of_each_group,
+)
 from accounts.scope_rules import KNOWN_METHODS
 from accounts.services import audit_event_record
+from accounts.services.view_as import view_as_start
 from agents.models import Agent
 from core.validators import normalize_path
 from servers.models import Server
@@ -60,16 +70,16 @@ def access_of(principal: Principal) -> dict:
 def reaching(path: str) -> list[dict]:
     """The groups whose members reach the server at `path`, with the scopes and rules that let them."""
     found = []
-    for group in Group.objects.order_by("name"):
-        principal = principal_for_groups([group.name])
+    for principal in principal_of_each_group():
+        group = principal.groups[0]
         if principal.is_admin:
-            found.append({"group": group.name, "how": "administrators: everything", "rules": []})
+            found.append({"group": group, "how": "administrators: everything", "rules": []})
             continue
         rules = [rule for rule in principal.server_rules if rule.server in ("*", path)]
         lists = principal.can("list_service", path)
         if rules or lists:
             found.append(
-                {"group": group.name, "how": ", ".join(principal.scopes), "rules": [_said(r) for r in rules]}
+                {"group": group, "how": ", ".join(principal.scopes), "rules": [_said(r) for r in rules]}
             )
     return found
 
@@ -92,6 +102,7 @@ def effective_access(request):
             subject = principal_for_user(user, auth_method=AuthMethod.SESSION)
             audit_event_record(actor=viewer, action=AuditAction.ACCESS_VIEW, target=f"user:{username}")
             context |= {"asked": f"the user {username}", "is_admin": subject.is_admin, **access_of(subject)}
+            context["viewable_user"] = username if user.is_active and user.pk != request.user.pk else ""
         else:
             context["problem"] = f"No user is called {username}."
     elif group:
@@ -112,3 +123,14 @@ def effective_access(request):
         "paths": list(Server.objects.order_by("path").values_list("path", flat=True)[:500]),
     }
     return render(request, "admin/access.html", context)
+
+
+@require_POST
+def view_as(request):
+    """POST /admin/access/view-as: an administrator starts viewing the console as a user, read only."""
+    viewer = admin.site.principal_of(request)
+    user = User.objects.filter(username=request.POST.get("user", "").strip(), is_active=True).first()
+    if user is None:
+        raise Http404("No such active user.")
+    view_as_start(session=request.session, actor=viewer, user=user)
+    return HttpResponseRedirect("/")

@@ -26,11 +26,12 @@ class ConsoleAdminSite(admin.AdminSite):
 
     def get_urls(self):
         from metrics.admin_views import metrics_plots
-        from registry_site.access_admin import effective_access
+        from registry_site.access_admin import effective_access, view_as
 
         return [
             path("metrics/plots/", self.admin_view(metrics_plots), name="metrics-plots"),
             path("access/", self.admin_view(effective_access), name="effective-access"),
+            path("access/view-as", self.admin_view(view_as), name="view-as"),
             *super().get_urls(),
         ]
 

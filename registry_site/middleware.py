@@ -2,11 +2,18 @@
 input rule and the security headers. Each is sync and async capable, so none forces a thread hop under
 ASGI."""
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 
-from core.errors import METRICS_URLCONF, SERVICE_ENVIRON_KEY, invalid_input_response
+from accounts.view_as import READ_ONLY_MESSAGE, STOP_PATH, viewing_as
+from core.errors import (
+    METRICS_URLCONF,
+    SERVICE_ENVIRON_KEY,
+    ErrorCode,
+    invalid_input_response,
+    refusal_response,
+)
 from core.outages import outage_of, outage_response
 from core.request_ids import HEADER, request_id_for
 from core.untrusted import InputRejected, check_text
@@ -106,6 +113,38 @@ def _check_pairs(source: str, values) -> None:
         check_text(name, f"{source} parameter name")
         for value in listed:
             check_text(value, name)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+LEFT_OPEN_WHILE_VIEWING = frozenset({STOP_PATH, "/logout", "/api/auth/logout"})
+
+
+class ViewAsReadOnlyMiddleware(HybridMiddleware):
+    """While an administrator views the console as another user (accounts/view_as.py), every request
+    that could change something is refused, on every surface Django serves (pages, APIs, the admin),
+    but stopping and logging out. Only such requests with a session cookie read the session (in a
+    thread, under ASGI): reads pass untouched."""
+
+    def __call__(self, request):
+        if not self._may_change(request):
+            return self.get_response(request)  # (a coroutine under ASGI, awaited by the caller)
+        return super().__call__(request)
+
+    async def _acall(self, request):
+        early = await sync_to_async(self.before)(request)
+        return early if early is not None else await self.get_response(request)
+
+    def _may_change(self, request) -> bool:
+        return (
+            request.method not in SAFE_METHODS
+            and settings.SESSION_COOKIE_NAME in request.COOKIES
+            and request.path not in LEFT_OPEN_WHILE_VIEWING
+        )
+
+    def before(self, request):
+        if viewing_as(request.session):
+            return refusal_response(request, 403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
+        return None
 
 
 class SecurityHeadersMiddleware(HybridMiddleware):

@@ -63,6 +63,19 @@ def _example(kind: str):
     )
 
 
+def _tool_row(principal, server, tool, usage) -> dict:
+    """One tool on the page: its parameter table, its calls, whether the viewer may call it, and the
+    starting arguments of its "try it" form."""
+    rows = parameters(tool.input_schema)
+    return {
+        "tool": tool,
+        "parameters": rows,
+        "usage": usage.get(tool.name),
+        "may_call": principal.allows_mcp(server.path, "tools/call", tool.name),
+        "example": json.dumps({row.name: _example(row.type) for row in rows}, indent=2),
+    }
+
+
 @require_GET
 @session_page
 def server_page(request, principal, service_path):
@@ -75,15 +88,7 @@ def server_page(request, principal, service_path):
     base = gateway_base_url(request)
     usage = {series.name: series for series in server_tool_usage(server.path, 24, now)}
     tools = [
-        {
-            "tool": tool,
-            "parameters": parameters(tool.input_schema),
-            "usage": usage.get(tool.name),
-            "may_call": principal.allows_mcp(server.path, "tools/call", tool.name),
-            "example": json.dumps(
-                {p.name: _example(p.type) for p in parameters(tool.input_schema)}, indent=2
-            ),
-        }
+        _tool_row(principal, server, tool, usage)
         for tool in tools_visible(principal, server).order_by("name")
     ]
     context = {

@@ -136,6 +136,16 @@ def _fresh_redis(settings):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _uses_of_this_test_only():
+    """Credentials' uses noted by a test are not written into the next test's database (nor at exit)."""
+    from accounts.last_used import USES
+
+    USES.reset()
+    yield
+    USES.reset()
+
+
 @pytest.fixture
 def redis_down(settings):
     """Every Redis client of this process points at a port nothing listens on."""

@@ -1,4 +1,5 @@
-"""Session pages of the accounts app: login and logout (`login.py`); the tokens page is oauth's."""
+"""Session pages of the accounts app: login and logout (`login.py`), stopping "view as" (`view_as.py`);
+the tokens page is oauth's."""
 
 from accounts.views.login import (
     HOME,
@@ -14,8 +15,10 @@ from accounts.views.login import (
     safe_next,
     session_page,
 )
+from accounts.views.view_as import view_as_stop_view
 
 __all__ = [
+    "view_as_stop_view",
     "HOME",
     "LOGIN_PAGE",
     "back_to",

@@ -201,7 +201,7 @@ class ConsentView(AuthorizationView):
                 else [name for name in chosen if name in principal.scopes]
             )
             tools = [] if administers else data.get("tools") or []
-            offered = self.get_form_kwargs()["tools"]
+            offered = [name for name, _ in form.fields["tools"].choices]
             if (not all_rights and not scopes) or (offered and not tools and not administers):
                 data["allow"] = False  # nothing chosen: the application gets nothing, so it is a denial
             else:

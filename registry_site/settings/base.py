@@ -90,6 +90,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "registry_site.middleware.ViewAsReadOnlyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -108,6 +109,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.viewing_as",
             ],
         },
     },
@@ -140,6 +142,8 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 # JSON deeper than this (objects and arrays) is refused with 400 on every surface.
 JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
+# How late "last used" of tokens and applications may be: each process writes its notes this often.
+LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 
 # Every page's Content-Security-Policy: scripts, styles and connections (websockets) from this origin only.
 CONTENT_SECURITY_POLICY = env.str(

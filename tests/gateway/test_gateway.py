@@ -13,6 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import MCPServer
 
 from servers.models import Server
+from tests.core.test_metrics_client import wait_until
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
     caller_fixture,
@@ -243,11 +244,16 @@ def test_every_proxied_call_is_reported_with_its_client_and_the_session_steps(
     ServerFactory(path="/clock", proxy_pass_url=time_server)
     token = caller(ADD_AND_ECHO)
 
+    def steps() -> list[str]:
+        latencies = [m for m in receiver.delivered() if m["type"] == "protocol_latency"]
+        return sorted(m["dimensions"]["flow_step"] for m in latencies)
+
     run(gateway.url("/clock/mcp"), token, list_and_call)
+    # A call's metrics are reported once its answer has gone back: the client may already be done.
+    wait_until(lambda: len(steps()) >= 3, timeout=30)
     reporter.close(timeout=5)
 
-    delivered = receiver.delivered()
-    executions = [m["dimensions"] for m in delivered if m["type"] == "tool_execution"]
+    executions = [m["dimensions"] for m in receiver.delivered() if m["type"] == "tool_execution"]
     assert [(d["method"], d["tool_name"], d["success"]) for d in executions] == [
         ("initialize", "", True),
         ("tools/list", "", True),
@@ -255,8 +261,7 @@ def test_every_proxied_call_is_reported_with_its_client_and_the_session_steps(
     ]
     assert {d["client_name"] for d in executions} == {"mcp"}
     assert all(d["input_size_bytes"] > 0 and d["output_size_bytes"] > 0 for d in executions)
-    steps = sorted(m["dimensions"]["flow_step"] for m in delivered if m["type"] == "protocol_latency")
-    assert steps == ["discovery", "full_flow", "selection"]
+    assert steps() == ["discovery", "full_flow", "selection"]
 
 
 def test_two_gateway_processes_serve_one_session_alternately(caller, time_server):
