@@ -1,6 +1,8 @@
 """tools/call straight to an MCP server, through the built-in gateway, through nginx `proxy_pass` alone (the
 practical limit of any proxy) and through nginx with the configuration `manage.py nginx_config` writes (the
-registry checks each call and hands it back to nginx), with 1 and 16 clients.
+registry checks each call and hands it back to nginx), with 1 and 16 clients. The gateway also fronts the
+same server with shared headers and with each user's own secret (sealed; opened once per process and
+auth epoch), side by side.
 
 One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (WEB_CONCURRENCY web processes,
 one per core) and one
@@ -55,11 +57,19 @@ from accounts.models import User
 from accounts.choices import AuthMethod
 from accounts.principal import principal_for_user
 from accounts.services import user_token_issue
+from connections.services import credential_secret_connect
 Server.objects.create(path="/bench", name="Bench", description="d", proxy_pass_url="{upstream}",
                       is_enabled=True)
+Server.objects.create(path="/shared", name="Shared", description="d", proxy_pass_url="{upstream}",
+                      is_enabled=True, upstream_auth="shared_headers", headers={"X-API-Key": "operator-key"})
+keyed = Server.objects.create(path="/keyed", name="Keyed", description="d", proxy_pass_url="{upstream}",
+                              is_enabled=True, upstream_auth="user_secret",
+                              user_secret_header="X-API-Key: {secret}")
 admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
-grant = user_token_issue(principal=principal_for_user(admin, auth_method=AuthMethod.SESSION),
-                         requested_scopes=None, expires_in_hours=2, description="bench", admin=True)
+principal = principal_for_user(admin, auth_method=AuthMethod.SESSION)
+credential_secret_connect(actor=principal, server=keyed, user=admin, secret="the-admins-own-key")
+grant = user_token_issue(principal=principal, requested_scopes=None, expires_in_hours=2, description="bench",
+                         admin=True)
 print(grant.access_token)
 """
 CALL = {
@@ -264,6 +274,8 @@ def main() -> None:
                 routes = [
                     ("direct", direct_url, HEADERS),
                     ("built-in gateway", f"http://127.0.0.1:{port}/bench/mcp", auth),
+                    ("gateway, shared headers", f"http://127.0.0.1:{port}/shared/mcp", auth),
+                    ("gateway, each user's secret", f"http://127.0.0.1:{port}/keyed/mcp", auth),
                     ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
                 ]

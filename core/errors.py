@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_GRANT_TYPE = "unsupported_grant_type"
     PERMISSION_DENIED = "permission_denied"
     VIEWING_AS = "viewing_as"
+    CONNECTION_REQUIRED = "connection_required"
     NOT_FOUND = "not_found"
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"

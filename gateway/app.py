@@ -19,11 +19,14 @@ from django.conf import settings
 
 from accounts.authentication import bearer_of
 from accounts.cache import PRINCIPALS
+from connections.resolver import gateway_headers
 from core.epochs import epochs_async
 from core.errors import ErrorCode, asgi_error
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
 from gateway import (
+    asking,
+    deferred,
     forwarding,
     handoff,
     headers,
@@ -36,6 +39,7 @@ from gateway import (
     sessions,
 )
 from servers.cache import ROUTES
+from servers.upstream_auth import CredentialMissing
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 SESSION_GONE = "Session not found"
@@ -184,13 +188,30 @@ class Gateway:
             await send({"type": "http.response.start", "status": 200, "headers": redirect})
             return await send({"type": "http.response.body", "body": b""})
         outbound_headers = headers.forwarded_request_headers(scope)
-        outbound_headers.update(route.server.headers or {})
+        try:
+            credential = await gateway_headers(route.server, principal, epochs[0])
+        except CredentialMissing as missing:
+            return await _without_credential(scope, send, route.server, principal, checked, method, missing)
+        outbound_headers.update(credential)
+        if deferred.is_deferred(session_id):
+            record = await deferred.pairing(server_path, session_id)
+            if record is None:
+                return await forwarding.json_answer(
+                    send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
+                )
+            paired = await deferred.upstream_session(route.server, session_id, record, credential)
+            outbound_headers.pop("mcp-session-id", None)
+            if paired != deferred.NO_SESSION:
+                outbound_headers["mcp-session-id"] = paired
+            send = _session_renamed(send, session_id)
         outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
         await ordering.after(earlier)
         with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
             await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
+            if deferred.is_deferred(session_id):
+                await deferred.forget(server_path, session_id)
 
 
 async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None:
@@ -198,6 +219,37 @@ async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None
     answer = headers.preflight_headers(scope, origin, methods)
     await send({"type": "http.response.start", "status": 204, "headers": answer})
     await send({"type": "http.response.body", "body": b""})
+
+
+async def _without_credential(scope, send, server, principal, checked, method: str, missing) -> None:
+    """A caller without a usable credential for a server that needs their own: the gateway serves the
+    session itself while it can (gateway/deferred.py) and asks for the connection in-band otherwise
+    (gateway/asking.py)."""
+    session_id = headers.first(scope, b"mcp-session-id")
+    if missing.connect_path is not None and checked is not None and deferred.answerable(checked):
+        status, payload, extra = await deferred.answer(server, principal, checked, session_id)
+        return await forwarding.json_answer(send, status, payload, extra)
+    if checked is not None:
+        return await forwarding.json_answer(send, *asking.answer(scope, checked, missing))
+    if deferred.is_deferred(session_id) and method == "DELETE":
+        await sessions.unbind(server.path, session_id)
+        await deferred.forget(server.path, session_id)
+        return await forwarding.json_answer(send, 200, None)
+    if deferred.is_deferred(session_id) and method == "GET":  # no stream until the server's session opens
+        raise routing.Refusal(405, ErrorCode.METHOD_NOT_ALLOWED, str(missing), {"Allow": "POST, DELETE"})
+    raise asking.refusal(scope, missing)
+
+
+def _session_renamed(send, session_id: str):
+    """`send`, naming the deferred session in the answer where the server named its own."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"]
+            message = {**message, "headers": [*kept, (b"mcp-session-id", session_id.encode("latin-1"))]}
+        await send(message)
+
+    return sending
 
 
 def _with_headers(send, extra: list[tuple[bytes, bytes]]):

@@ -31,10 +31,11 @@ class Outbound:
     body: bytes
 
 
-async def json_answer(send, status: int, payload) -> None:
+async def json_answer(send, status: int, payload, extra: dict[str, str] | None = None) -> None:
     """A JSON answer of the gateway's own (`None`: an empty 202 for notifications only)."""
     body = b"" if payload is None else json.dumps(payload, separators=(",", ":")).encode()
     headers = [(b"content-length", str(len(body)).encode())]
+    headers += [(name.encode("latin-1"), value.encode("latin-1")) for name, value in (extra or {}).items()]
     if body:
         headers.append((b"content-type", b"application/json"))
     await send({"type": "http.response.start", "status": status, "headers": headers})

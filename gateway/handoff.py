@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from accounts.principal import Principal
+from servers.choices import UpstreamAuth
 from servers.models import Server
 
 HEADER = b"x-gateway-handoff"
@@ -73,7 +74,7 @@ def can_hand_off(server: Server, offered_names: frozenset[str], endpoint: str, c
     """Whether nginx may carry this request: it goes to the server exactly as the client sent it, and
     its answer needs nothing from the gateway. GET streams stay (every stream is filtered: a resumption
     may replay a tool list), and so does `initialize` (its answer's session is bound to the caller)."""
-    if not offered_names or endpoint != "mcp" or server.headers:
+    if not offered_names or endpoint != "mcp" or server.headers or server.upstream_auth != UpstreamAuth.NONE:
         return False
     if upstream_name(server.proxy_pass_url) not in offered_names:
         return False

@@ -29,6 +29,7 @@ urlpatterns = [
     path("", include("oauth.urls")),  # the authorization server: pages and endpoints in one namespace
     path("", include("gateway.api.urls")),  # the gateway itself is ASGI (registry_site/asgi.py)
     *app_urls("servers"),
+    path("", include("connections.urls")),  # each user's credentials to upstream servers
     *app_urls("catalog"),
     *app_urls("search"),  # before agents: `api/agents/discover/semantic` is search's
     *app_urls("agents"),

@@ -7,6 +7,7 @@ class HealthStatus(models.TextChoices):
     UNKNOWN = "unknown", "Unknown (never checked)"
     HEALTHY = "healthy", "Healthy"
     AUTH_REFUSED = "auth-refused", "Credentials refused"
+    NEEDS_CONNECTION = "needs-connection", "Needs a discovery connection"
     UNHEALTHY = "unhealthy", "Unhealthy"
     DISABLED = "disabled", "Disabled"
 
@@ -19,18 +20,34 @@ HEALTH_MEANINGS = {
     "`tools/list` were answered.",
     HealthStatus.AUTH_REFUSED: "The server answered 401 or 403: it refused the gateway's credentials, or "
     "asked for some and none are configured. Not healthy; the reason says which.",
+    HealthStatus.NEEDS_CONNECTION: "The server needs each user's own credential, and no administrator has "
+    "made the discovery connection the registry checks it and lists its tools with. Not counted as "
+    "unhealthy.",
     HealthStatus.UNHEALTHY: "The last check failed: no connection, a timeout, an HTTP error, or an answer "
     "that is not MCP. The reason says which; it is checked again sooner than the others.",
     HealthStatus.DISABLED: "Switched off by an operator: not checked, and not reachable through the gateway.",
 }
 # The states counted, filtered and checked again early as "not healthy".
 NOT_HEALTHY = (HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
+# The states whose reason is shown beside them (what is wrong, or what to do).
+DETAILED = (*NOT_HEALTHY, HealthStatus.NEEDS_CONNECTION)
 
 
 class Transport(models.TextChoices):
     STREAMABLE_HTTP = "streamable-http", "Streamable HTTP"
     SSE = "sse", "Server-sent events"
     STDIO = "stdio", "stdio"
+
+
+class UpstreamAuth(models.TextChoices):
+    """Where the gateway's credentials to the server come from (servers/upstream_auth.py)."""
+
+    NONE = "none", "None"
+    SHARED_HEADERS = "shared_headers", "Shared headers (one credential for every caller)"
+    USER_SECRET = "user_secret", "Each user's own secret (API key or personal access token)"
+
+
+USER_CREDENTIAL_MODES = frozenset({UpstreamAuth.USER_SECRET})
 
 
 class AuthType(models.TextChoices):

@@ -26,6 +26,7 @@ import httpx2
 import mcp_types
 from django.conf import settings
 from django.utils import timezone
+from django.utils.module_loading import import_string
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -38,6 +39,7 @@ from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.services import server_health_record
+from servers.upstream_auth import CredentialMissing
 
 logger = logging.getLogger(__name__)
 
@@ -299,7 +301,10 @@ def check_server(server: Server) -> CheckResult:
     """Probe a `Server` row from sync code (a Celery worker); async callers await `probe` instead."""
     transport = Transport.SSE if server.supported_transports == [Transport.SSE] else Transport.STREAMABLE_HTTP
     timeout = float(settings.HEALTH_CHECK_TIMEOUT_SECONDS)
-    headers = {str(k): str(v) for k, v in (server.headers or {}).items()}
+    try:
+        headers = import_string(settings.UPSTREAM_DISCOVERY_HEADERS)(server)
+    except CredentialMissing as missing:
+        return CheckResult(HealthStatus.NEEDS_CONNECTION, str(missing))
     return _run(probe(server.proxy_pass_url, transport=transport, headers=headers, timeout=timeout))
 
 

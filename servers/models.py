@@ -1,20 +1,23 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Collate
 from pgvector.django import HnswIndex, VectorField
 
 from core.embeddings import EMBEDDING_DIMENSIONS
 from core.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
-from servers.choices import AuthType, HealthStatus, Transport
+from servers.choices import USER_CREDENTIAL_MODES, AuthType, HealthStatus, Transport, UpstreamAuth
 from servers.querysets import ServerQuerySet, ToolQuerySet
+from servers.upstream_auth import mode_problems
 
 
 class Server(models.Model):
     """An MCP server behind the gateway: where to proxy to, what it offers and whether it answers.
 
     `headers` are the outbound headers the gateway sends to the server (credentials, usually); no API
-    response and no admin list ever shows them.
+    response and no admin list ever shows them. `upstream_auth` says whose credential the gateway sends:
+    none, those shared headers, or each user's own (servers/upstream_auth.py).
     """
 
     SECRET_FIELDS = ("headers",)  # never filtered, searched, sorted or shown (core/admin.py)
@@ -45,6 +48,10 @@ class Server(models.Model):
     auth_type = models.CharField(max_length=32, choices=AuthType.choices, default=AuthType.NONE)
     auth_provider = models.CharField(max_length=100, blank=True)
     headers = models.JSONField(default=dict, blank=True)
+    upstream_auth = models.CharField(max_length=32, choices=UpstreamAuth.choices, default=UpstreamAuth.NONE)
+    user_secret_header = models.CharField(
+        max_length=300, blank=True, help_text='for each user\'s secret, e.g. "Authorization: Bearer {secret}"'
+    )
     version = models.CharField(max_length=100, default="1.0.0")
     registered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -73,6 +80,19 @@ class Server(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+    def clean(self):
+        if self.upstream_auth != UpstreamAuth.USER_SECRET:
+            self.user_secret_header = ""
+        problems = mode_problems(
+            mode=self.upstream_auth, headers=self.headers or {}, secret_header_value=self.user_secret_header
+        )
+        if problems:
+            raise ValidationError(problems)
+
+    @property
+    def needs_user_credential(self) -> bool:
+        return self.upstream_auth in USER_CREDENTIAL_MODES
 
 
 class Tool(models.Model):

@@ -75,7 +75,17 @@ def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | N
     cached = ROUTES.get(candidates, epoch)
     if cached is not MISSING:
         return cached
-    found = Server.objects.filter(path__in=candidates).only("path", "is_enabled", "proxy_pass_url", "headers")
+    found = Server.objects.filter(path__in=candidates).only(
+        "path",
+        "name",
+        "version",
+        "is_enabled",
+        "proxy_pass_url",
+        "headers",
+        "upstream_auth",
+        "user_secret_header",
+        "updated_at",
+    )
     servers = {server.path: server for server in found}
     server = next((servers[candidate] for candidate in candidates if candidate in servers), None)
     ROUTES.put(candidates, server, epoch)

@@ -15,7 +15,7 @@ from accounts.choices import UiPermission
 from accounts.views import session_page
 from core.errors import ApiError
 from metrics.plots import server_tool_usage
-from servers.choices import HEALTH_MEANINGS, NOT_HEALTHY, HealthStatus
+from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus
 from servers.clients import gateway_base_url, gateway_transport, host_configurations
 from servers.policies import server_visible, tools_visible
 from servers.recheck import next_check_at
@@ -93,7 +93,7 @@ def server_page(request, principal, service_path):
     ]
     context = {
         "server": server,
-        "shows_detail": bool(server.health_detail) and server.health_status in NOT_HEALTHY,
+        "shows_detail": bool(server.health_detail) and server.health_status in DETAILED,
         "meaning": HEALTH_MEANINGS.get(HealthStatus(server.health_status), ""),
         "next_check_at": next_check_at(server),
         "day": uptime(server, since=now - timedelta(days=1), now=now),

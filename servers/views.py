@@ -29,7 +29,7 @@ from servers.api.dashboard import (
     toggle_message,
 )
 from servers.api.serializers import ServerEditSerializer
-from servers.choices import HEALTH_MEANINGS, NOT_HEALTHY, HealthStatus, Transport
+from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus, Transport, UpstreamAuth
 from servers.clients import client_config, gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.policies import server_visible
@@ -37,7 +37,16 @@ from servers.recheck import next_check_at
 from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, status_rows
 from servers.services import server_update
 
-EDIT_FIELDS = ("name", "description", "proxy_pass_url", "tags", "is_python", "license")
+EDIT_FIELDS = (
+    "name",
+    "description",
+    "proxy_pass_url",
+    "tags",
+    "is_python",
+    "license",
+    "upstream_auth",
+    "user_secret_header",
+)
 
 
 # -- plumbing --------------------------------------------------------------------------------------
@@ -98,7 +107,6 @@ class DashboardRow:
 # The register and edit forms' transport choices: what the gateway and the health check speak.
 TRANSPORT_CHOICES = ((Transport.STREAMABLE_HTTP, "Streamable HTTP"), (Transport.SSE, "SSE (legacy)"))
 STATE_FILTERS = (("", "All"), ("enabled", "Enabled"), ("disabled", "Disabled"), ("unhealthy", "Not healthy"))
-DETAILED_STATUSES = NOT_HEALTHY
 STATE_WORDS = {"enabled": "enabled", "disabled": "disabled", "unhealthy": "not healthy"}  # "… are <words>"
 
 
@@ -117,7 +125,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             can_edit=principal.can(UiPermission.MODIFY_SERVICE, server.path),
             gateway_url=gateway_transport(server, base)["url"],
             client_config=client_config([server], base),
-            shows_detail=bool(server.health_detail) and server.health_status in DETAILED_STATUSES,
+            shows_detail=bool(server.health_detail) and server.health_status in DETAILED,
             next_check_at=next_check_at(server),
         )
         for server in servers
@@ -139,6 +147,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         "health_meanings": [(state, state.label, HEALTH_MEANINGS[state]) for state in HealthStatus],
         "may_set_headers": principal.is_admin,
         "transports": TRANSPORT_CHOICES,
+        "upstream_modes": UpstreamAuth.choices,
     }
     return render(request, "servers/dashboard.html", context, status=status)
 
@@ -199,7 +208,17 @@ def refresh_form(request, principal, service_path):
 
 REGISTER_FORM_KEY = "servers:register-form"  # session: a refused registration, shown once by the next GET
 REGISTER_ANCHOR = "#register"
-KEPT_VALUES = ("name", "path", "description", "proxy_pass_url", "tags", "license", "supported_transports")
+KEPT_VALUES = (
+    "name",
+    "path",
+    "description",
+    "proxy_pass_url",
+    "tags",
+    "license",
+    "supported_transports",
+    "upstream_auth",
+    "user_secret_header",
+)
 
 
 @require_POST
@@ -287,6 +306,7 @@ def _edit_page(request, principal: Principal, server: Server, form: dict, *, sta
         "header_count": len(server.headers or {}),
         "may_set_headers": principal.is_admin,
         "transports": TRANSPORT_CHOICES,
+        "upstream_modes": UpstreamAuth.choices,
     }
     return render(request, "servers/edit.html", context, status=status)
 

@@ -44,6 +44,9 @@ class ServerFactory(factory.django.DjangoModelFactory):
     health_status = factory.LazyAttribute(
         lambda o: HealthStatus.UNKNOWN if o.is_enabled else HealthStatus.DISABLED
     )
+    headers = factory.LazyFunction(dict)
+    # A server with outbound headers sends them to every caller (servers/upstream_auth.py).
+    upstream_auth = factory.LazyAttribute(lambda o: "shared_headers" if o.headers else "none")
 
 
 class ToolFactory(factory.django.DjangoModelFactory):

@@ -26,6 +26,7 @@ from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import Context
 from mcp.server.streamable_http import EventMessage, EventStore
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -372,6 +373,27 @@ def auth_server_fixture():
     """URL of a streamable-HTTP MCP server that requires `Authorization: Bearer AUTH_TOKEN`."""
     sock = loopback_socket()
     running = _serve(bearer_protected_app(sock.getsockname()[1]), sock)
+    yield running.url("/mcp")
+    running.stop()
+
+
+def keyed_app():
+    """A server whose `whoami` tool answers with the `X-API-Key` header its HTTP request carried: whose
+    credential the gateway sent on this call."""
+    server = time_tools(MCPServer("Keyed", log_level="WARNING"))
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """Say which key this call came with."""
+        return (ctx.headers or {}).get("x-api-key", "no key")
+
+    return server.streamable_http_app()
+
+
+@pytest.fixture(scope="session", name="keyed_server")
+def keyed_server_fixture():
+    """URL of a streamable-HTTP MCP server telling each call which `X-API-Key` it came with."""
+    running = _serve(keyed_app())
     yield running.url("/mcp")
     running.stop()
 

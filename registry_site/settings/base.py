@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "core",
     "accounts",
     "servers",
+    "connections",
     "gateway",
     "oauth",
     "catalog",
@@ -142,6 +143,11 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 # JSON deeper than this (objects and arrays) is refused with 400 on every surface.
 JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
+# Keys sealing upstream credentials at rest (core/sealing.py): base64 of 32 bytes each; the first seals,
+# all open, so keys rotate (`manage.py reseal_credentials`). Empty: one key derived from SECRET_KEY.
+CREDENTIAL_KEYS = env.list("CREDENTIAL_KEYS", default=[])
+# The headers of health checks and tool discovery, from the app that stores upstream credentials.
+UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

@@ -61,6 +61,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 3500},
     },
+    # Upstream credentials no longer usable: their user deactivated, their server's mode or origin
+    # changed (connections/services.py). The gateway never sends such a credential meanwhile.
+    "prune-upstream-credentials": {
+        "task": "connections.prune_credentials_task",
+        "schedule": 300.0,
+        "options": {"expires": 290},
+    },
     # Applications that registered themselves and were never authorized; expired OAuth tokens.
     "purge-unused-applications": {
         "task": "oauth.purge_unused_applications_task",

@@ -13,7 +13,7 @@ from core.validators import (
     registry_path_field,
     validate_http_url,
 )
-from servers.choices import AuthType, Transport
+from servers.choices import AuthType, Transport, UpstreamAuth
 from servers.models import Server
 from servers.services.registry import EDITABLE_FIELDS, WRITE_ONLY_FIELDS
 
@@ -134,6 +134,8 @@ class ServerInputSerializer(serializers.Serializer):
     auth_provider = serializers.CharField(required=False, allow_blank=True, max_length=100)
     supported_transports = CommaListField(required=False, choices=Transport.values, max_items=3)
     headers = JSONTextField(required=False)
+    upstream_auth = serializers.ChoiceField(choices=UpstreamAuth.choices, required=False)
+    user_secret_header = serializers.CharField(required=False, allow_blank=True, max_length=300)
     tool_list_json = JSONTextField(required=False)
     version = serializers.CharField(required=False, max_length=100)
 
@@ -170,6 +172,7 @@ class ServerInputSerializer(serializers.Serializer):
 
 
 HEADERS_ADMIN_ONLY = "Only administrators set outbound headers."
+CREDENTIALS_ADMIN_ONLY = "Only administrators choose where the server's credentials come from."
 
 
 class DashboardServerSerializer(ServerInputSerializer):
@@ -188,6 +191,16 @@ class DashboardServerSerializer(ServerInputSerializer):
         if not self.context.get("may_set_headers"):
             raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
         return super().validate_headers(value)
+
+    def validate_upstream_auth(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
+        return value
+
+    def validate_user_secret_header(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
+        return value
 
 
 class ServerEditSerializer(DashboardServerSerializer):

@@ -14,7 +14,12 @@ from servers.services.tools import tools_store
 
 logger = logging.getLogger(__name__)
 
-CHECK_STATUSES = (HealthStatus.HEALTHY, HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
+CHECK_STATUSES = (
+    HealthStatus.HEALTHY,
+    HealthStatus.AUTH_REFUSED,
+    HealthStatus.NEEDS_CONNECTION,
+    HealthStatus.UNHEALTHY,
+)
 
 
 def server_health_record(*, server: Server, result: CheckResult) -> bool:

@@ -1,20 +1,19 @@
 """Writes for servers. Every surface (JSON APIs, dashboard, internal API, admin) calls these, so they
 validate, audit and behave the same everywhere."""
 
-from urllib.parse import urlsplit
-
 from celery import current_app
 from django.db import transaction
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
 from core.services import apply_changes, require_editable
-from servers.choices import HealthStatus
+from servers.choices import HealthStatus, UpstreamAuth
 from servers.live.publish import health_changed, health_removed
 from servers.models import Server
 from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
 from servers.services.health import transition_record
 from servers.services.tools import tools_store
+from servers.upstream_auth import mode_settled, origin_of
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
 # Queued by name: the tasks module calls these services, so it is not imported here.
@@ -34,6 +33,8 @@ EDITABLE_FIELDS = (
     "auth_type",
     "auth_provider",
     "headers",
+    "upstream_auth",
+    "user_secret_header",
     "version",
 )
 WRITE_ONLY_FIELDS = {"headers"}  # outbound credentials: set, never shown
@@ -52,6 +53,7 @@ def server_create(
 ) -> Server:
     """Register a server; it starts `unknown` when enabled (not yet checked) and `disabled` otherwise."""
     require_editable(fields, EDITABLE_FIELDS)
+    fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers={})
     if Server.objects.filter(path=path).exists():
         raise ServerConflict(f"A server is already registered at {path}.")
     server = Server(
@@ -77,13 +79,6 @@ def server_create(
     return server
 
 
-def _origin(url: str) -> str:
-    """scheme://host:port of a URL: where outbound headers are sent."""
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
-    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
-
-
 def server_update(*, actor, server: Server, tools: list[dict] | None = None, **fields) -> Server:
     """Change a server's editable fields; the audit row lists which fields changed (never their values,
     since `headers` may hold credentials).
@@ -92,15 +87,17 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
     old headers are dropped (audited) unless the same call sets headers itself, so whoever may edit a
     server can never send its admin-set credentials to an address of theirs."""
     require_editable(fields, EDITABLE_FIELDS)
-    old_origin = _origin(server.proxy_pass_url)
+    fields = mode_settled(fields, mode=server.upstream_auth, headers=server.headers or {})
+    old_origin = origin_of(server.proxy_pass_url)
     changed = apply_changes(server, fields)
     detail = {}
-    if "proxy_pass_url" in changed and _origin(server.proxy_pass_url) != old_origin:
-        detail["origin"] = {"from": old_origin, "to": _origin(server.proxy_pass_url)}
+    if "proxy_pass_url" in changed and origin_of(server.proxy_pass_url) != old_origin:
+        detail["origin"] = {"from": old_origin, "to": origin_of(server.proxy_pass_url)}
         if "headers" not in fields and server.headers:
             detail["headers_dropped"] = sorted(server.headers)
             server.headers = {}
-            changed = sorted({*changed, "headers"})
+            server.upstream_auth = UpstreamAuth.NONE
+            changed = sorted({*changed, "headers", "upstream_auth"})
     if not changed and tools is None:
         return server
     update_fields = [*changed, "updated_at"]

@@ -126,7 +126,7 @@
     }
     var detail = row.querySelector("[data-health-detail]");
     if (detail) {
-      var shown = entry.status === "unhealthy" || entry.status === "auth-refused" ? entry.detail || "" : "";
+      var shown = entry.status === "unhealthy" || entry.status === "auth-refused" || entry.status === "needs-connection" ? entry.detail || "" : "";
       detail.textContent = shown;
       detail.hidden = !shown;
     }

@@ -20,7 +20,7 @@ def credentials(settings):
 
 
 def test_the_right_credentials_list_every_server_without_headers(client):
-    ServerFactory(path="/weather", headers={"Authorization": "Bearer upstream"})
+    ServerFactory(path="/weather", headers={"Authorization": "Bearer upstream-credential"})
 
     response = client.get("/api/internal/list", headers=basic("ops", "s3cret-Password"))
 
@@ -28,7 +28,7 @@ def test_the_right_credentials_list_every_server_without_headers(client):
     (service,) = response.json()["services"]
     assert service["path"] == "/weather"
     assert "headers" not in service
-    assert "upstream" not in response.content.decode()
+    assert "upstream-credential" not in response.content.decode()
 
 
 @pytest.mark.parametrize(

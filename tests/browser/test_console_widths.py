@@ -499,3 +499,42 @@ def test_a_tool_is_tried_from_its_servers_page_through_the_gateway_as_the_viewer
 
     assert '"text": "5"' in result.inner_text()
     assert page.locator("[data-tool]").count() == 1  # echo is neither shown nor offered: add only
+
+
+def test_connecting_a_secret_from_the_connections_page_fits_the_screen(
+    sized, operator_user, scope_factory, screenshot
+):
+    page, width = sized
+    scope_factory(
+        "github-users",
+        group="console-ops",
+        server_rules=[{"server": "/github", "methods": ["*"], "tools": ["*"]}],
+        ui={"list_service": ["github"]},
+    )
+    ServerFactory(
+        path="/github",
+        name="GitHub",
+        proxy_pass_url="https://api.githubcopilot.example/mcp",
+        upstream_auth="user_secret",
+        user_secret_header="Authorization: Bearer {secret}",
+    )
+    log_in(page, "olga")
+
+    page.goto("/connections")
+    screenshot(page, f"widths-connections-{width}")
+    listed_fits = overflow(page)
+    with page.expect_navigation():
+        page.click("tr[data-connection='/github'] a.button")
+    screenshot(page, f"widths-connect-{width}")
+    form_fits = overflow(page)
+    said = page.locator("#connect").inner_text()
+    page.fill("#secret", "ghp_personal_access_token")
+    with page.expect_navigation():
+        page.click("#connect button[type=submit]")
+
+    assert (listed_fits, form_fits, overflow(page)) == (0, 0, 0)
+    assert "in the Authorization header to https://api.githubcopilot.example:443" in said
+    assert (
+        page.locator("tr[data-connection='/github'] [data-state]").get_attribute("data-state") == "connected"
+    )
+    assert "ghp_personal_access_token" not in page.content()

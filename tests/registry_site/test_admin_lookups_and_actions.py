@@ -108,7 +108,8 @@ def test_no_model_of_the_console_lets_a_secret_be_filtered_searched_or_sorted(ad
             assert not model_admin.lookup_allowed(f"{name}__startswith", "a", request)
             assert not model_admin.lookup_allowed(name, "a", request)
             checked += 1
-    assert checked == 4  # servers' headers, upstreams' auth header, credential and metrics key hashes
+    assert checked == 5  # servers' headers, upstreams' auth header, credential and metrics key hashes, users'
+    # upstream credentials
 
 
 def _snapshot() -> dict:

@@ -353,6 +353,8 @@ def test_register_creates_a_disabled_server(as_operator, operator, url):
             "supported_transports": [],
             "auth_type": "none",
             "auth_provider": "",
+            "upstream_auth": "none",
+            "user_secret_header": "",
             "version": "1.0.0",
         },
     }
@@ -449,6 +451,8 @@ def test_details_show_everything_but_headers_with_the_tools(as_operator, weather
         "supported_transports": [],
         "auth_type": "none",
         "auth_provider": "",
+        "upstream_auth": "shared_headers",
+        "user_secret_header": "",
         "version": "1.0.0",
         "tools": [{"name": "forecast", "description": "Forecast", "inputSchema": {"type": "object"}}],
     }

@@ -219,6 +219,8 @@ def test_register_by_form_creates_an_enabled_server_and_queues_its_health_check(
             "supported_transports": ["streamable-http", "sse"],
             "auth_type": "api_key",
             "auth_provider": "vault",
+            "upstream_auth": "shared_headers",
+            "user_secret_header": "",
             "version": "1.0.0",
         },
     }

@@ -1,0 +1,57 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from connections.choices import Purpose
+
+
+class UpstreamCredential(models.Model):
+    """A credential the gateway sends to one server on someone's behalf: a user's own secret (purpose
+    `user`), or the discovery connection an administrator made (purpose `discovery`, no user).
+
+    `sealed` is AES-GCM under CREDENTIAL_KEYS (core/sealing.py), bound to the user, the server, the
+    purpose and the server's mode and origin at connection time (connections/sealed.py): a row copied to
+    another user or server, or a server moved to another origin, does not open. Never shown anywhere."""
+
+    SECRET_FIELDS = ("sealed",)  # never filtered, searched, sorted or shown (core/admin.py)
+
+    server = models.ForeignKey(
+        "servers.Server", on_delete=models.CASCADE, related_name="upstream_credentials"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="upstream_credentials",
+    )
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.USER)
+    mode = models.CharField(max_length=32, help_text="the server's upstream authentication when connected")
+    origin = models.CharField(
+        max_length=300, help_text="where the credential may be sent (scheme://host:port)"
+    )
+    sealed = models.TextField()
+    account_name = models.CharField(max_length=200, blank=True, help_text="as the upstream names the account")
+    connected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["server_id", "user_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["server", "user", "purpose"],
+                condition=Q(user__isnull=False),
+                name="upstream_credential_one_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["server", "purpose"],
+                condition=Q(user__isnull=True),
+                name="upstream_credential_one_shared",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server} · {self.user or self.purpose}"

@@ -1,0 +1,48 @@
+"""What a stored credential is bound to: its associated data (core/sealing.py) names the user, the server,
+the purpose, and the server's mode and origin when it was connected. Opening it under the server as it is
+now fails when any of them changed, so a credential never reaches an address it was not given for."""
+
+import json
+
+from core import sealing
+from servers.upstream_auth import origin_of
+
+
+def context_of(*, server, user_id, purpose: str, mode: str, origin: str) -> str:
+    return f"upstream-credential|server={server.pk}|user={user_id or '-'}|{purpose}|{mode}|{origin}"
+
+
+def seal_for(*, server, user_id, purpose: str, values: dict) -> tuple[str, str, str]:
+    """(sealed, mode, origin) of `values` for this server as it is now."""
+    origin = origin_of(server.proxy_pass_url)
+    context = context_of(
+        server=server, user_id=user_id, purpose=purpose, mode=server.upstream_auth, origin=origin
+    )
+    return sealing.seal(json.dumps(values).encode(), context=context), server.upstream_auth, origin
+
+
+def open_for(credential, server) -> dict:
+    """The values of `credential` if it still belongs to `server` as it is now; Unsealable otherwise."""
+    origin = origin_of(server.proxy_pass_url)
+    if credential.mode != server.upstream_auth or credential.origin != origin:
+        raise sealing.Unsealable("the server's mode or origin changed since it was connected")
+    context = context_of(
+        server=server,
+        user_id=credential.user_id,
+        purpose=credential.purpose,
+        mode=credential.mode,
+        origin=origin,
+    )
+    return json.loads(sealing.unseal(credential.sealed, context=context))
+
+
+def resealed(credential, server) -> str:
+    """`credential` sealed again under the newest key (Unsealable when it no longer opens)."""
+    context = context_of(
+        server=server,
+        user_id=credential.user_id,
+        purpose=credential.purpose,
+        mode=credential.mode,
+        origin=credential.origin,
+    )
+    return sealing.seal(sealing.unseal(credential.sealed, context=context), context=context)

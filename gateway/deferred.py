@@ -1,0 +1,162 @@
+"""Sessions opened before the caller connected their credential (servers that need each user's own:
+connections/). Without a credential nothing can reach the server, yet an MCP host must get through its
+handshake to be asked for one in-band (gateway/asking.py) and to retry. So the gateway opens the session
+itself: it answers `initialize` (as the server's registry entry describes it), `ping`, notifications and
+`tools/list` (the tools the registry knows and shows the caller), with a session id of its own bound to
+the caller like any other. Every other request asks for the connection.
+
+Once the caller has connected, the next request of that session opens the real one: the gateway replays
+the client's `initialize` to the server with the caller's credential, sends `notifications/initialized`,
+and from then on translates the session id both ways (`Mcp-Session-Id` out, and back in the answer), so
+the client keeps its session and its retried call simply succeeds. The pairing lives in Redis with the
+session's binding, so any gateway process serves the session."""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+import redis
+from channels.db import database_sync_to_async
+
+from core.errors import ErrorCode
+from core.redis_clients import async_client
+from gateway import sessions, upstream
+from gateway.routing import Refusal
+from servers.policies import tools_visible
+
+PREFIX = "registry-deferred-"
+HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+NO_SESSION = "-"  # the server opened none (it is stateless): forward without a session id
+LOCAL_METHODS = frozenset({"initialize", "ping", "tools/list"})
+
+
+def is_deferred(session_id: str | None) -> bool:
+    return bool(session_id) and session_id.startswith(PREFIX)
+
+
+def _key(server_path: str, session_id: str) -> str:
+    return f"registry:gateway:deferred:{server_path}:{sessions._digest(session_id)}"
+
+
+async def pairing(server_path: str, session_id: str) -> dict | None:
+    """The deferred session's record: the client's `initialize` params and the server's session id, once
+    there is one (NO_SESSION for a stateless server)."""
+    try:
+        raw = await async_client().get(_key(server_path, session_id))
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+    return json.loads(raw) if raw is not None else None
+
+
+def answerable(checked) -> bool:
+    """Whether every request of the body is one the gateway answers for a session it opened."""
+    return all(message.get("method") in LOCAL_METHODS or "id" not in message for message in checked.forward)
+
+
+async def answer(server, principal, checked, session_id: str | None) -> tuple[int, object, dict]:
+    """(status, JSON-RPC answer, headers) of the gateway's own answer to a body `answerable` accepts."""
+    replies, opened = [], None
+    for message in checked.forward:
+        if "id" not in message:
+            continue  # notifications (`notifications/initialized`): nobody to tell yet
+        method = message["method"]
+        if method == "initialize":
+            opened = PREFIX + secrets.token_urlsafe(24)
+            result = await _open(server, principal, message, opened)
+        elif method == "ping":
+            result = {}
+        else:
+            result = {"tools": await database_sync_to_async(_tools)(server, principal)}
+        replies.append({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    extra = {"mcp-session-id": opened} if opened else {}
+    if not replies:
+        return 202, None, extra
+    return 200, replies if checked.batch else replies[0], extra
+
+
+async def _open(server, principal, message: dict, session_id: str) -> dict:
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    asked = params.get("protocolVersion")
+    version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    await sessions.bind(server.path, session_id, principal)
+    record = {"init": {**params, "protocolVersion": version}, "upstream": ""}
+    try:
+        await async_client().set(_key(server.path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+    return {
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": False}},
+        "serverInfo": {"name": server.name or server.path, "version": server.version or "unknown"},
+        "instructions": f"{server.path} acts as each user with their own credential; when a call asks "
+        "for it, follow the link to connect yours, then try again.",
+    }
+
+
+def _tools(server, principal) -> list[dict]:
+    return [
+        {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": tool.input_schema or {"type": "object"},
+        }
+        for tool in tools_visible(principal, server).order_by("name")
+    ]
+
+
+async def upstream_session(server, session_id: str, record: dict, credential_headers: dict) -> str:
+    """The server's session paired with the deferred one, opened now with the caller's credential when
+    it is not yet: the client's `initialize` replayed, then `notifications/initialized`."""
+    if record.get("upstream"):
+        return record["upstream"]
+    base = {
+        **credential_headers,
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    init = {
+        "jsonrpc": "2.0",
+        "id": "registry-deferred-initialize",
+        "method": "initialize",
+        "params": record["init"],
+    }
+    try:
+        async with upstream.session().post(
+            server.proxy_pass_url, data=json.dumps(init), headers=base, timeout=upstream.timeout()
+        ) as response:
+            await response.read()
+            if response.status >= 400:
+                raise Refusal(
+                    502,
+                    ErrorCode.UPSTREAM_UNAVAILABLE,
+                    f"The MCP server at {server.path} refused to open a session ({response.status}).",
+                )
+            paired = response.headers.get("mcp-session-id") or NO_SESSION
+        follow = {**base, "mcp-protocol-version": record["init"]["protocolVersion"]}
+        if paired != NO_SESSION:
+            follow["mcp-session-id"] = paired
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with upstream.session().post(
+            server.proxy_pass_url, data=json.dumps(initialized), headers=follow, timeout=upstream.timeout()
+        ) as response:
+            await response.read()
+    except upstream.ERRORS as error:
+        raise Refusal(
+            502,
+            ErrorCode.UPSTREAM_UNAVAILABLE,
+            f"The MCP server at {server.path} could not be reached ({type(error).__name__}).",
+        ) from None
+    record["upstream"] = paired
+    try:
+        await async_client().set(_key(server.path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+    return paired
+
+
+async def forget(server_path: str, session_id: str) -> None:
+    try:
+        await async_client().delete(_key(server_path, session_id))
+    except redis.RedisError:
+        pass  # it expires by itself

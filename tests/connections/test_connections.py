@@ -1,0 +1,186 @@
+"""Each user's own secret for a server: connected on a page that needs their session, sealed at rest and
+bound to its user and server, never shown or audited in clear, replaced, disconnected, pruned when it no
+longer fits; the discovery connection for health checks, made by an administrator."""
+
+import re
+
+import pytest
+
+from accounts.models import AuditEvent
+from connections.choices import Purpose
+from connections.models import UpstreamCredential
+from connections.resolver import headers_for
+from connections.services import credentials_prune
+from servers.choices import HealthStatus
+from servers.health import check_server
+from servers.upstream_auth import CredentialMissing
+from tests.factories import ServerFactory
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "ghp_0123456789abcdefSECRET"
+
+
+@pytest.fixture
+def keyed(member, scope_factory):
+    server = ServerFactory(
+        path="/keyed", name="Keyed", upstream_auth="user_secret", user_secret_header="X-API-Key: key {secret}"
+    )
+    ServerFactory(path="/open", name="Open")
+    rules = [{"server": "*", "methods": ["*"], "tools": ["*"]}]
+    scope_factory("everything", group="users", server_rules=rules)
+    return server
+
+
+@pytest.fixture
+def kim(member, keyed):
+    return member("kim", "users")
+
+
+def connect(client, secret=SECRET, path="/connections/keyed"):
+    return client.post(path, {"secret": secret})
+
+
+def test_the_page_lists_what_needs_the_users_credential_and_connecting_seals_it(client, kim, keyed):
+    client.force_login(kim)
+    before = client.get("/connections").content.decode()
+
+    connected = connect(client)
+    after = client.get("/connections").content.decode()
+
+    assert re.findall(r'<tr data-connection="([^"]+)">', before) == ["/keyed"]
+    assert 'data-state="not-connected"' in before
+    assert (connected.status_code, connected["Location"]) == (302, "/connections")
+    assert 'data-state="connected"' in after
+    credential = UpstreamCredential.objects.get()
+    assert (credential.user, credential.server, credential.purpose) == (kim, keyed, Purpose.USER)
+    assert SECRET not in credential.sealed and SECRET not in after
+    assert headers_for(keyed, principal_of(kim)) == {"X-API-Key": f"key {SECRET}"}
+    event = AuditEvent.objects.get(action="connection.connect")
+    assert (event.target, event.detail) == (
+        "server:/keyed",
+        {"purpose": "user", "user": "kim", "replaced": False},
+    )
+
+
+def test_a_bad_secret_is_refused_on_the_page_and_nothing_is_stored(client, kim):
+    client.force_login(kim)
+
+    blank = connect(client, "   ")
+    broken = connect(client, "line\nbreak")
+
+    assert blank.status_code == broken.status_code == 400
+    assert "Enter the secret." in blank.content.decode()
+    assert "printable ASCII, without line breaks" in broken.content.decode()
+    assert UpstreamCredential.objects.count() == 0
+
+
+def test_replacing_and_disconnecting(client, kim, keyed):
+    client.force_login(kim)
+    connect(client)
+
+    connect(client, "second-secret")
+    replaced = headers_for(keyed, principal_of(kim))
+    gone = client.post("/connections/keyed/disconnect")
+
+    assert replaced == {"X-API-Key": "key second-secret"}
+    assert gone.status_code == 302
+    assert UpstreamCredential.objects.count() == 0
+    assert list(
+        AuditEvent.objects.filter(action__startswith="connection.")
+        .order_by("id")
+        .values_list("action", flat=True)
+    ) == [
+        "connection.connect",
+        "connection.connect",
+        "connection.disconnect",
+    ]
+    with pytest.raises(CredentialMissing) as missing:
+        headers_for(keyed, principal_of(kim))
+    assert (str(missing.value), missing.value.connect_path) == (
+        "/keyed needs your own credential: connect it, then try again.",
+        "/connections/keyed",
+    )
+
+
+def test_a_row_copied_to_another_user_does_not_open(client, kim, member, keyed):
+    client.force_login(kim)
+    connect(client)
+    lee = member("lee", "users")
+    stolen = UpstreamCredential.objects.get()
+    UpstreamCredential.objects.create(
+        server=keyed,
+        user=lee,
+        purpose=Purpose.USER,
+        mode=stolen.mode,
+        origin=stolen.origin,
+        sealed=stolen.sealed,
+    )
+
+    with pytest.raises(CredentialMissing, match="changed since you connected it"):
+        headers_for(keyed, principal_of(lee))
+
+
+def test_a_server_moved_to_another_origin_asks_again_and_the_stale_row_is_pruned(client, kim, keyed):
+    client.force_login(kim)
+    connect(client)
+    keyed.proxy_pass_url = "http://127.0.0.2:9/mcp"
+    keyed.save()
+
+    with pytest.raises(CredentialMissing, match="changed since you connected it"):
+        headers_for(keyed, principal_of(kim))
+    assert 'data-state="stale"' in client.get("/connections").content.decode()
+    assert credentials_prune() == 1
+    assert UpstreamCredential.objects.count() == 0
+
+
+def test_a_deactivated_users_credential_is_pruned(client, kim):
+    client.force_login(kim)
+    connect(client)
+    kim.is_active = False
+    kim.save()
+
+    assert credentials_prune() == 1
+    assert credentials_prune() == 0
+
+
+def test_service_accounts_and_other_servers_cannot_connect(client, member, keyed):
+    robot = member("robot", "users", is_service_account=True)
+    client.force_login(member("kim", "users"))
+
+    not_needed = connect(client, path="/connections/open")
+    unknown = connect(client, path="/connections/nowhere")
+
+    assert not_needed.status_code == 404
+    assert unknown.status_code == 404
+    with pytest.raises(
+        CredentialMissing, match="service accounts and callers without a registry account"
+    ) as no:
+        headers_for(keyed, principal_of(robot))
+    assert no.value.connect_path is None
+    assert UpstreamCredential.objects.count() == 0
+
+
+def test_without_a_discovery_connection_the_health_check_says_so_and_the_admin_makes_one(admin_client, keyed):
+    before = check_server(keyed)
+
+    added = admin_client.post(
+        "/admin/connections/upstreamcredential/add/", {"server": keyed.pk, "secret": "discovery-secret"}
+    )
+    listed = admin_client.get("/admin/connections/upstreamcredential/").content.decode()
+
+    assert (before.status, before.detail) == (
+        HealthStatus.NEEDS_CONNECTION,
+        "/keyed needs a discovery connection (made by an administrator in the console).",
+    )
+    assert added.status_code == 302
+    assert headers_for(keyed, None, Purpose.DISCOVERY) == {"X-API-Key": "key discovery-secret"}
+    assert "discovery-secret" not in listed
+    assert AuditEvent.objects.filter(action="connection.connect", detail__purpose="discovery").count() == 1
+
+
+def principal_of(user):
+    from accounts.choices import AuthMethod
+    from accounts.principal import principal_for_user
+
+    return principal_for_user(user, auth_method=AuthMethod.SESSION)
