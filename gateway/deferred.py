@@ -69,6 +69,7 @@ async def answer(server, principal, checked, session_id: str | None) -> tuple[in
         else:
             result = {"tools": await database_sync_to_async(_tools)(server, principal)}
         replies.append({"jsonrpc": "2.0", "id": message["id"], "result": result})
+    replies += checked.denied  # a batch's requests the caller may not send are answered as ever
     extra = {"mcp-session-id": opened} if opened else {}
     if not replies:
         return 202, None, extra

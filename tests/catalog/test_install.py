@@ -4,6 +4,7 @@ configurations written out for a representative dozen, and rules every document 
 
 import json
 import shlex
+import subprocess
 
 import pytest
 
@@ -227,3 +228,40 @@ def test_every_sample_gives_commands_that_parse_and_configurations_without_optio
         assert placeholders & optional == set()
         if "command" in entry:  # what the page shows is what the host runs
             assert shlex.split(way.command) == [entry["command"], *entry["args"]]
+
+
+UVX_DOCUMENTS = [
+    sample["document"]
+    for sample in SAMPLES
+    if any(way.command and way.command.split()[0] == "uvx" for way in ways_to_use(sample["document"]))
+]
+
+
+@pytest.mark.parametrize("server", UVX_DOCUMENTS, ids=lambda document: document["name"])
+def test_every_uvx_command_line_is_read_by_uvx_itself_as_the_package_and_version_of_the_document(
+    server, tmp_path
+):
+    """uv's own parser reads each generated line (offline: it parses, then resolves from an empty cache,
+    and says which requirement it could not find): a word it does not take is a usage error (exit 2)."""
+    uvx = PROJECT_DIR / ".venv" / "bin" / "uvx"
+    assert uvx.exists(), "uvx is missing: `make test` installs uv from requirements-test.txt"
+    [command] = [way.command for way in ways_to_use(server) if way.command and way.command.startswith("uvx ")]
+    package = next(p for p in server["packages"] if p.get("registryType") == "pypi")
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "UV_CACHE_DIR": str(tmp_path),
+        "UV_NO_CONFIG": "1",
+        "HOME": str(tmp_path),
+    }
+
+    ran = subprocess.run(
+        [str(uvx), "--offline", *shlex.split(command)[1:]],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+
+    assert ran.returncode == 1, ran.stderr
+    assert f"you require {package['identifier']}=={package['version']}".lower() in ran.stderr.lower()
+    assert "unexpected argument" not in ran.stderr

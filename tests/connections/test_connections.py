@@ -184,3 +184,17 @@ def principal_of(user):
     from accounts.principal import principal_for_user
 
     return principal_for_user(user, auth_method=AuthMethod.SESSION)
+
+
+def test_the_console_refuses_a_bad_discovery_secret_and_offers_only_servers_that_need_one(
+    admin_client, keyed
+):
+    offered = admin_client.get("/admin/connections/upstreamcredential/add/").content.decode()
+    refused = admin_client.post(
+        "/admin/connections/upstreamcredential/add/", {"server": keyed.pk, "secret": "two\nlines"}
+    )
+
+    assert re.findall(r'<option value="(\d+)"', offered) == [str(keyed.pk)]
+    assert refused.status_code == 200
+    assert "A secret is printable ASCII, without line breaks" in refused.content.decode()
+    assert UpstreamCredential.objects.count() == 0
