@@ -227,7 +227,8 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     (gateway/asking.py)."""
     session_id = headers.first(scope, b"mcp-session-id")
     if missing.connect_path is not None and checked is not None and deferred.answerable(checked):
-        status, payload, extra = await deferred.answer(server, principal, checked, session_id)
+        versions = asking.versions(scope, checked)
+        status, payload, extra = await deferred.answer(server, principal, checked, session_id, versions)
         return await forwarding.json_answer(send, status, payload, extra)
     if checked is not None:
         return await forwarding.json_answer(send, *asking.answer(scope, checked, missing))

@@ -48,6 +48,11 @@ def refusal(scope, missing) -> Refusal:
     return Refusal(403, ErrorCode.CONNECTION_REQUIRED, f"{missing} Connect at {url}")
 
 
+def versions(scope, checked) -> list[str]:
+    """The protocol revision of each message the body forwards, in order."""
+    return [_version(scope, message) for message in checked.forward]
+
+
 def _version(scope, message: dict) -> str:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     if message.get("method") == "initialize" and isinstance(params.get("protocolVersion"), str):

@@ -1,9 +1,10 @@
 """Sessions opened before the caller connected their credential (servers that need each user's own:
 connections/). Without a credential nothing can reach the server, yet an MCP host must get through its
 handshake to be asked for one in-band (gateway/asking.py) and to retry. So the gateway opens the session
-itself: it answers `initialize` (as the server's registry entry describes it), `ping`, notifications and
-`tools/list` (the tools the registry knows and shows the caller), with a session id of its own bound to
-the caller like any other. Every other request asks for the connection.
+itself: it answers `initialize` (as the server's registry entry describes it) or 2026-07-28's
+`server/discover`, `ping`, notifications and `tools/list` (the tools the registry knows and shows the
+caller), with a session id of its own bound to the caller like any other (2026-07-28 has no sessions).
+Every other request asks for the connection.
 
 Once the caller has connected, the next request of that session opens the real one: the gateway replays
 the client's `initialize` to the server with the caller's credential, sends `notifications/initialized`,
@@ -27,8 +28,11 @@ from servers.policies import tools_visible
 
 PREFIX = "registry-deferred-"
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+STATELESS_VERSION = "2026-07-28"  # no handshake: `server/discover`, and every request stands alone
 NO_SESSION = "-"  # the server opened none (it is stateless): forward without a session id
-LOCAL_METHODS = frozenset({"initialize", "ping", "tools/list"})
+LOCAL_METHODS = frozenset({"initialize", "server/discover", "ping", "tools/list"})
+# Every result of the stateless revision says it is complete and how long it may be cached.
+STATELESS_RESULT = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 
 
 def is_deferred(session_id: str | None) -> bool:
@@ -54,20 +58,31 @@ def answerable(checked) -> bool:
     return all(message.get("method") in LOCAL_METHODS or "id" not in message for message in checked.forward)
 
 
-async def answer(server, principal, checked, session_id: str | None) -> tuple[int, object, dict]:
-    """(status, JSON-RPC answer, headers) of the gateway's own answer to a body `answerable` accepts."""
+async def answer(
+    server, principal, checked, session_id: str | None, versions: list[str]
+) -> tuple[int, object, dict]:
+    """(status, JSON-RPC answer, headers) of the gateway's own answer to a body `answerable` accepts;
+    `versions` are the protocol revisions of its messages, in order."""
     replies, opened = [], None
-    for message in checked.forward:
+    for message, version in zip(checked.forward, versions, strict=True):
         if "id" not in message:
             continue  # notifications (`notifications/initialized`): nobody to tell yet
         method = message["method"]
         if method == "initialize":
             opened = PREFIX + secrets.token_urlsafe(24)
             result = await _open(server, principal, message, opened)
+        elif method == "server/discover":
+            result = {
+                "supportedVersions": [STATELESS_VERSION],
+                "capabilities": {"tools": {"listChanged": False}},
+                "instructions": _instructions(server),
+            }
         elif method == "ping":
             result = {}
         else:
             result = {"tools": await database_sync_to_async(_tools)(server, principal)}
+        if version >= STATELESS_VERSION:
+            result = {**result, **STATELESS_RESULT}
         replies.append({"jsonrpc": "2.0", "id": message["id"], "result": result})
     replies += checked.denied  # a batch's requests the caller may not send are answered as ever
     extra = {"mcp-session-id": opened} if opened else {}
@@ -90,9 +105,15 @@ async def _open(server, principal, message: dict, session_id: str) -> dict:
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": False}},
         "serverInfo": {"name": server.name or server.path, "version": server.version or "unknown"},
-        "instructions": f"{server.path} acts as each user with their own credential; when a call asks "
-        "for it, follow the link to connect yours, then try again.",
+        "instructions": _instructions(server),
     }
+
+
+def _instructions(server) -> str:
+    return (
+        f"{server.path} acts as each user with their own credential; when a call asks for it, follow the "
+        "link to connect yours, then try again."
+    )
 
 
 def _tools(server, principal) -> list[dict]:

@@ -6,7 +6,12 @@ import http.client
 import json
 
 import anyio
+import httpx2
+import mcp_types
 import pytest
+from django.db import connection
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import URL_ELICITATION_REQUIRED
 
@@ -62,9 +67,12 @@ def test_a_first_call_asks_in_band_and_the_retried_call_in_the_same_session_carr
         ToolFactory(server=keyed, name=name)
     max_user = User.objects.get(username="max")
 
-    def connect_max():
-        principal = principal_for_user(max_user, auth_method=AuthMethod.SESSION)
-        credential_secret_connect(actor=principal, server=keyed, user=max_user, secret="key-of-max")
+    def connect_max():  # in a worker thread, whose database connection is closed after
+        try:
+            principal = principal_for_user(max_user, auth_method=AuthMethod.SESSION)
+            credential_secret_connect(actor=principal, server=keyed, user=max_user, secret="key-of-max")
+        finally:
+            connection.close()
 
     async def first_call_then_retry(client):
         tools = sorted(tool.name for tool in (await client.list_tools()).tools)
@@ -191,3 +199,39 @@ def _request(port, method, path, headers):
     response = connection.getresponse()
     response.read()
     return response.status
+
+
+def test_a_2026_07_28_host_discovers_lists_is_asked_and_its_retried_call_carries_the_new_key(
+    gateway, users, keyed
+):
+    ToolFactory(server=keyed, name="whoami")
+    max_user = User.objects.get(username="max")
+    asked = []
+
+    def connect_max():  # in a worker thread, whose database connection is closed after
+        try:
+            principal = principal_for_user(max_user, auth_method=AuthMethod.SESSION)
+            credential_secret_connect(actor=principal, server=keyed, user=max_user, secret="key-of-max")
+        finally:
+            connection.close()
+
+    async def follow_the_link(context, params):
+        asked.append((params.mode, params.url))  # the user opens it, signs in and connects
+        await anyio.to_thread.run_sync(connect_max)
+        return mcp_types.ElicitResult(action="accept")
+
+    async def session():
+        headers = {"Authorization": f"Bearer {users['max']}"}
+        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(20)) as http:
+            transport = streamable_http_client(gateway.url("/keyed/mcp"), http_client=http)
+            async with Client(
+                transport, mode="auto", cache=None, elicitation_callback=follow_the_link
+            ) as client:
+                tools = [tool.name for tool in (await client.list_tools()).tools]
+                called = (await client.call_tool("whoami", {})).content[0].text
+                return client.protocol_version, tools, called
+
+    version, tools, called = anyio.run(session)
+
+    assert (version, tools, called) == ("2026-07-28", ["whoami"], "key-of-max")
+    assert asked == [("url", f"{gateway.url('')}/connections/keyed")]
