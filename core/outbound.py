@@ -16,6 +16,7 @@ django-oauth-toolkit's in-flight cap, set from the same setting (registry_site/s
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import socket
 import ssl
 import threading
@@ -62,8 +63,11 @@ def fetch(
     headers: Mapping[str, str] | None = None,
     connect_to: str | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    method: str = "GET",
+    body: bytes | None = None,
 ) -> Fetched:
-    """GET `url` within `deadline_seconds` in all, its body at most `max_bytes`; FetchFailed otherwise.
+    """GET `url` (or `method` with `body`) within `deadline_seconds` in all, its answer's body at most
+    `max_bytes`; FetchFailed otherwise.
 
     `connect_to` connects to that address instead of resolving the URL's host (an address checked
     beforehand), while TLS and the Host header still name the host."""
@@ -91,17 +95,17 @@ def fetch(
     watchdog.daemon = True
     watchdog.start()
     try:
-        connection.request("GET", path, headers=sent, preload_content=False)
+        connection.request(method, path, body=body, headers=sent, preload_content=False)
         held["sock"] = connection.sock
         response = connection.getresponse()
-        body = bytearray()
-        while len(body) <= max_bytes:
+        answer = bytearray()
+        while len(answer) <= max_bytes:
             if time.monotonic() >= deadline:
                 raise TimeoutError
-            chunk = response.read(min(CHUNK_BYTES, max_bytes + 1 - len(body)))
+            chunk = response.read(min(CHUNK_BYTES, max_bytes + 1 - len(answer)))
             if not chunk:
                 break
-            body += chunk
+            answer += chunk
         if time.monotonic() >= deadline:  # the watchdog's cut reads as an early end
             raise TimeoutError
     except (OSError, HTTPException, urllib3.exceptions.HTTPError) as exc:
@@ -113,6 +117,34 @@ def fetch(
         connection.close()
         if held.get("sock") is not None:
             held["sock"].close()
-    if len(body) > max_bytes:
+    if len(answer) > max_bytes:
         raise FetchFailed(f"the answer is larger than {max_bytes} bytes")
-    return Fetched(response.status, response.headers, bytes(body))
+    return Fetched(response.status, response.headers, bytes(answer))
+
+
+class AddressRefused(Exception):
+    """A host the registry will not connect to on a party's word; `str()` says why."""
+
+
+def addresses_to_reach(
+    hostname: str, port: int, *, allowed_hosts=(), allow_loopback: bool = False
+) -> list[str]:
+    """The addresses of `hostname` the registry may connect to when a party it does not run names it: every
+    address public, or the host on the operator's `allowed_hosts` list, or (with `allow_loopback`, for
+    development) every address a loopback one. Connect to these, not to the name again, so DNS cannot
+    rebind it between the check and the connection."""
+    try:
+        infos = socket.getaddrinfo(hostname, port, proto=socket.IPPROTO_TCP)
+    except socket.gaierror:
+        raise AddressRefused(f"{hostname} does not resolve") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if hostname.lower() in {host.lower() for host in allowed_hosts}:
+        return addresses
+    parsed = [ipaddress.ip_address(address.split("%")[0]) for address in addresses]
+    if allow_loopback and all(address.is_loopback for address in parsed):
+        return addresses
+    if not all(address.is_global for address in parsed):
+        raise AddressRefused(
+            f"{hostname} resolves to an address that is not public and is not on the allowed list"
+        )
+    return addresses

@@ -146,6 +146,11 @@ JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
 # Keys sealing upstream credentials at rest (core/sealing.py): base64 of 32 bytes each; the first seals,
 # all open, so keys rotate (`manage.py reseal_credentials`). Empty: one key derived from SECRET_KEY.
 CREDENTIAL_KEYS = env.list("CREDENTIAL_KEYS", default=[])
+# Discovering an upstream server's sign-in (connections/oauth_discovery.py): authorization servers on
+# private addresses only when listed here; http to loopback only for development; each document's deadline.
+UPSTREAM_OAUTH_ALLOWED_HOSTS = env.list("UPSTREAM_OAUTH_ALLOWED_HOSTS", default=[])
+UPSTREAM_OAUTH_ALLOW_LOOPBACK = env.bool("UPSTREAM_OAUTH_ALLOW_LOOPBACK", default=False)
+UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS = env.float("UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS", default=10)
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
