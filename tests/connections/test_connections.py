@@ -198,3 +198,13 @@ def test_the_console_refuses_a_bad_discovery_secret_and_offers_only_servers_that
     assert refused.status_code == 200
     assert "A secret is printable ASCII, without line breaks" in refused.content.decode()
     assert UpstreamCredential.objects.count() == 0
+
+
+def test_the_server_page_sends_the_user_to_connect_their_credential(client, kim):
+    client.force_login(kim)
+
+    keyed_page = client.get("/servers/keyed").content.decode()
+    open_page = client.get("/servers/open").content.decode()
+
+    assert "data-needs-credential" in keyed_page and 'href="/connections/keyed"' in keyed_page
+    assert "data-needs-credential" not in open_page
