@@ -34,9 +34,10 @@ def answer(scope, checked, missing) -> tuple[int, object]:
         raise Refusal(403, ErrorCode.PERMISSION_DENIED, str(missing))
     url = f"{base_url_of_scope(scope)}{missing.connect_path}"
     requests = [message for message in checked.forward if "id" in message and "method" in message]
-    if not requests:
-        return 202, None
     answers = [_answer_one(message, _version(scope, message), url, str(missing)) for message in requests]
+    answers += checked.denied  # a batch's requests the caller may not send are answered as ever
+    if not answers:
+        return 202, None
     return 200, answers if checked.batch else answers[0]
 
 
