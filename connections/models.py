@@ -55,3 +55,26 @@ class UpstreamCredential(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} · {self.user or self.purpose}"
+
+
+class UpstreamClient(models.Model):
+    """The registry as a client of one upstream authorization server, registered there dynamically
+    (RFC 7591) for one redirect URI: kept, so users of every server behind that issuer share it. A client
+    secret, when the server issued one, is sealed like any credential."""
+
+    SECRET_FIELDS = ("sealed_secret",)
+
+    issuer = models.CharField(max_length=2048)
+    redirect_uri = models.CharField(max_length=2048)
+    client_id = models.CharField(max_length=2048)
+    sealed_secret = models.TextField(blank=True)
+    registered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["issuer"]
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "redirect_uri"], name="upstream_client_one_per_issuer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client_id} at {self.issuer}"

@@ -127,7 +127,7 @@ def discover(server_url: str) -> UpstreamAuthorization:
 
 def _probe(server_url: str) -> httpx2.Response | None:
     """The server's 401 to an `initialize` without credentials (None when it answers otherwise)."""
-    answer = _fetch(
+    answer = fetch_checked(
         server_url,
         "the MCP server",
         registered=server_url,
@@ -146,7 +146,9 @@ def _first_document(urls: list[str], model, what: str, *, same_origin_as: str, r
     for url in urls:
         if origin_of(url) != origin_of(same_origin_as):
             raise UpstreamOAuthRefused(f"The {what} is at {url}, on another host than {same_origin_as}.")
-        answer = _fetch(url, f"the {what}", registered=registered, headers={"Accept": "application/json"})
+        answer = fetch_checked(
+            url, f"the {what}", registered=registered, headers={"Accept": "application/json"}
+        )
         if answer.status != 200:
             failures.append(f"{url}: {answer.status}")
             continue
@@ -173,10 +175,11 @@ def _check_url(url: str, what: str) -> tuple[str, int]:
     return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
 
-def _fetch(
+def fetch_checked(
     url: str, what: str, *, registered: str, method: str = "GET", body: bytes | None = None, headers=None
 ):
-    """`url` fetched by the rule above; on the origin of the `registered` server URL, as registered."""
+    """`url` fetched by the rule above (also for the registration and token requests of the sign-in);
+    on the origin of the `registered` server URL, as registered."""
     if origin_of(url) == origin_of(registered):
         parts = urlsplit(url)
         hostname, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)

@@ -1,11 +1,13 @@
 from django.urls import path
 
 from connections import views
+from connections.oauth_client import CLIENT_DOCUMENT_PATH
 
 app_name = "connections"
 
 urlpatterns = [
     path("connections", views.connections_page, name="list"),
+    path(CLIENT_DOCUMENT_PATH.lstrip("/"), views.client_document, name="client-document"),
     path("connections/<path:service_path>/disconnect", views.disconnect, name="disconnect"),
     path("connections/<path:service_path>", views.connect_page, name="connect"),
 ]

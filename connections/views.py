@@ -4,14 +4,16 @@ so a link in a chat can only bring someone to their own page. A secret is typed,
 again, not even to its owner."""
 
 from django.contrib import messages
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.views import session_page
+from connections.oauth_client import client_metadata
 from connections.selectors import connection_of, connections_of
 from connections.services import ConnectionRefused, credential_disconnect, credential_secret_connect
 from core.errors import ApiError, ErrorCode
+from core.public_url import base_url
 from servers.choices import USER_CREDENTIAL_MODES
 from servers.policies import server_visible
 from servers.upstream_auth import origin_of
@@ -69,6 +71,15 @@ def disconnect(request, principal, service_path):
         credential_disconnect(actor=principal, credential=credential)
         messages.success(request, f"{server.name} is disconnected; your secret is deleted.")
     return HttpResponseRedirect(PAGE)
+
+
+@require_http_methods(["GET"])
+def client_document(request):
+    """GET /connections/oauth/client.json: the registry's Client ID Metadata Document, by which an upstream
+    authorization server that supports them knows the registry (its URL is the client id)."""
+    response = JsonResponse(client_metadata(base_url(request)))
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
 
 
 def _needing_credential(principal, service_path: str):

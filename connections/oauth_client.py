@@ -1,0 +1,119 @@
+"""Who the registry is to an upstream's authorization server when it signs a user in there:
+
+1. the URL of its own Client ID Metadata Document (`CLIENT_DOCUMENT_PATH`, served by connections/views.py)
+   when the server supports them and the registry's public URL is https (a client id is an https URL);
+2. otherwise a client registered dynamically (RFC 7591) at the server's registration endpoint, once per
+   issuer and redirect URI (UpstreamClient), its secret sealed when it got one.
+
+Registration goes through the same rule as discovery (connections/oauth_discovery.py: checked
+addresses, bounded answers, no redirects), and the answer is read with the `mcp` SDK's model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.db import IntegrityError
+from mcp.shared.auth import OAuthClientInformationFull
+from pydantic import ValidationError
+
+from connections.models import UpstreamClient
+from connections.oauth_discovery import UpstreamAuthorization, UpstreamOAuthRefused, fetch_checked
+from core import sealing
+from core.untrusted import InputRejected, json_loads
+
+CLIENT_DOCUMENT_PATH = "/connections/oauth/client.json"
+CALLBACK_PATH = "/connections/oauth/callback"
+CLIENT_NAME = "MCP Gateway Registry"
+
+
+@dataclass(frozen=True)
+class ClientIdentity:
+    client_id: str
+    client_secret: str | None
+    how: str  # "metadata document" or "registration"
+
+
+def client_metadata(base: str) -> dict:
+    """The registry's client metadata (RFC 7591), as its metadata document and its registrations say."""
+    return {
+        "client_id": f"{base}{CLIENT_DOCUMENT_PATH}",
+        "client_name": CLIENT_NAME,
+        "client_uri": base,
+        "redirect_uris": [f"{base}{CALLBACK_PATH}"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
+
+
+def identity_for(authorization: UpstreamAuthorization, *, server_url: str, base: str) -> ClientIdentity:
+    """How the registry names itself to `authorization`'s server; UpstreamOAuthRefused when it cannot."""
+    if authorization.client_id_metadata_document_supported and base.startswith("https://"):
+        return ClientIdentity(f"{base}{CLIENT_DOCUMENT_PATH}", None, "metadata document")
+    redirect_uri = f"{base}{CALLBACK_PATH}"
+    stored = UpstreamClient.objects.filter(issuer=authorization.issuer, redirect_uri=redirect_uri).first()
+    if stored is None:
+        stored = _register(authorization, server_url=server_url, base=base)
+    secret = None
+    if stored.sealed_secret:
+        secret = sealing.unseal(
+            stored.sealed_secret, context=_context(stored.issuer, stored.redirect_uri)
+        ).decode()
+    return ClientIdentity(stored.client_id, secret, "registration")
+
+
+def _register(authorization: UpstreamAuthorization, *, server_url: str, base: str) -> UpstreamClient:
+    if not authorization.registration_endpoint:
+        raise UpstreamOAuthRefused(
+            f"The authorization server {authorization.issuer} accepts neither client metadata documents "
+            "(at an https address of the registry) nor dynamic registration."
+        )
+    metadata = {key: value for key, value in client_metadata(base).items() if key != "client_id"}
+    answer = fetch_checked(
+        authorization.registration_endpoint,
+        "the registration endpoint",
+        registered=server_url,
+        method="POST",
+        body=json.dumps(metadata).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+    )
+    try:
+        document = json_loads(answer.body, "registration")
+    except InputRejected as rejected:
+        raise UpstreamOAuthRefused(f"The registration answer is not usable: {rejected.message}") from None
+    if answer.status not in (200, 201):
+        said = (
+            document.get("error_description") or document.get("error") if isinstance(document, dict) else None
+        )
+        raise UpstreamOAuthRefused(
+            f"The authorization server refused the registration ({answer.status}): {said}."
+        )
+    try:
+        registered = OAuthClientInformationFull.model_validate(document)
+    except ValidationError as invalid:
+        problem = invalid.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"]) or "the answer"
+        raise UpstreamOAuthRefused(
+            f"The registration answer is not valid: {where}: {problem['msg']}."
+        ) from None
+    if not registered.client_id:
+        raise UpstreamOAuthRefused("The registration answer names no client_id.")
+    redirect_uri = metadata["redirect_uris"][0]
+    secret = registered.client_secret or ""
+    sealed = (
+        sealing.seal(secret.encode(), context=_context(authorization.issuer, redirect_uri)) if secret else ""
+    )
+    try:
+        return UpstreamClient.objects.create(
+            issuer=authorization.issuer,
+            redirect_uri=redirect_uri,
+            client_id=registered.client_id,
+            sealed_secret=sealed,
+        )
+    except IntegrityError:  # another process registered at the same moment: use theirs
+        return UpstreamClient.objects.get(issuer=authorization.issuer, redirect_uri=redirect_uri)
+
+
+def _context(issuer: str, redirect_uri: str) -> str:
+    return f"upstream-client|{issuer}|{redirect_uri}"
