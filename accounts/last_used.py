@@ -21,7 +21,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import close_old_connections, connections
-from django.db.models import Case, Value, When
+from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
 from accounts.choices import AuthMethod
@@ -92,12 +92,12 @@ class UseRecorder:
 
 def write_tokens(marks: dict[str, datetime]) -> None:
     """One UPDATE for every token noted."""
-    IssuedToken.objects.filter(jti__in=list(marks)).update(last_used_at=when_each(marks, "jti"))
+    stamp(IssuedToken.objects.filter(jti__in=list(marks)), {Q(jti=jti): when for jti, when in marks.items()})
 
 
-def when_each(marks: dict, field: str) -> Case:
-    """The time noted for each row, keyed by `field` (an UPDATE's value)."""
-    return Case(*(When(**{field: key}, then=Value(when)) for key, when in marks.items()))
+def stamp(rows, noted: dict[Q, datetime]) -> None:
+    """Set `last_used_at` of `rows` in one UPDATE: each row the time of the condition it meets."""
+    rows.update(last_used_at=Case(*(When(condition, then=Value(when)) for condition, when in noted.items())))
 
 
 register(TOKEN, write_tokens)

@@ -18,7 +18,12 @@ from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
 from connections.models import UpstreamClient
-from connections.oauth_discovery import UpstreamAuthorization, UpstreamOAuthRefused, fetch_checked
+from connections.oauth_discovery import (
+    UpstreamAuthorization,
+    UpstreamOAuthRefused,
+    fetch_checked,
+    first_problem,
+)
 from core import sealing
 from core.untrusted import InputRejected, json_loads
 
@@ -92,10 +97,8 @@ def _register(authorization: UpstreamAuthorization, *, server_url: str, base: st
     try:
         registered = OAuthClientInformationFull.model_validate(document)
     except ValidationError as invalid:
-        problem = invalid.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"]) or "the answer"
         raise UpstreamOAuthRefused(
-            f"The registration answer is not valid: {where}: {problem['msg']}."
+            f"The registration answer is not valid: {first_problem(invalid, 'the answer')}."
         ) from None
     if not registered.client_id:
         raise UpstreamOAuthRefused("The registration answer names no client_id.")

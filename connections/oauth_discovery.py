@@ -157,12 +157,17 @@ def _first_document(urls: list[str], model, what: str, *, same_origin_as: str, r
         except InputRejected as rejected:
             raise UpstreamOAuthRefused(f"The {what} at {url} is not usable: {rejected.message}") from None
         except ValidationError as invalid:
-            problem = invalid.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"]) or "the document"
             raise UpstreamOAuthRefused(
-                f"The {what} at {url} is not valid: {where}: {problem['msg']}."
+                f"The {what} at {url} is not valid: {first_problem(invalid)}."
             ) from None
     raise UpstreamOAuthRefused(f"No {what} was found ({'; '.join(failures)}).")
+
+
+def first_problem(invalid: ValidationError, whole: str = "the document") -> str:
+    """The first problem a document model found, as "where: what" (where: the field's path, or `whole`)."""
+    problem = invalid.errors()[0]
+    where = ".".join(str(part) for part in problem["loc"]) or whole
+    return f"{where}: {problem['msg']}"
 
 
 def _check_url(url: str, what: str) -> tuple[str, int]:

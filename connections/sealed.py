@@ -21,28 +21,29 @@ def seal_for(*, server, user_id, purpose: str, values: dict) -> tuple[str, str, 
     return sealing.seal(json.dumps(values).encode(), context=context), server.upstream_auth, origin
 
 
+def fits(credential, server) -> bool:
+    """Whether `credential` was connected for `server` as it is now (same mode, same origin)."""
+    return credential.mode == server.upstream_auth and credential.origin == origin_of(server.proxy_pass_url)
+
+
 def open_for(credential, server) -> dict:
     """The values of `credential` if it still belongs to `server` as it is now; Unsealable otherwise."""
-    origin = origin_of(server.proxy_pass_url)
-    if credential.mode != server.upstream_auth or credential.origin != origin:
+    if not fits(credential, server):
         raise sealing.Unsealable("the server's mode or origin changed since it was connected")
-    context = context_of(
-        server=server,
-        user_id=credential.user_id,
-        purpose=credential.purpose,
-        mode=credential.mode,
-        origin=origin,
-    )
-    return json.loads(sealing.unseal(credential.sealed, context=context))
+    return json.loads(sealing.unseal(credential.sealed, context=_context(credential, server)))
 
 
 def resealed(credential, server) -> str:
     """`credential` sealed again under the newest key (Unsealable when it no longer opens)."""
-    context = context_of(
+    context = _context(credential, server)
+    return sealing.seal(sealing.unseal(credential.sealed, context=context), context=context)
+
+
+def _context(credential, server) -> str:
+    return context_of(
         server=server,
         user_id=credential.user_id,
         purpose=credential.purpose,
         mode=credential.mode,
         origin=credential.origin,
     )
-    return sealing.seal(sealing.unseal(credential.sealed, context=context), context=context)

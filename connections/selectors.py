@@ -4,9 +4,9 @@ from dataclasses import dataclass
 
 from connections.choices import Purpose
 from connections.models import UpstreamCredential
+from connections.sealed import fits
 from servers.choices import USER_CREDENTIAL_MODES
 from servers.models import Server
-from servers.upstream_auth import origin_of
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,4 @@ def connection_of(principal, server: Server) -> UpstreamCredential | None:
 
 
 def _usable(credential, server) -> bool:
-    return (
-        credential is not None
-        and credential.mode == server.upstream_auth
-        and credential.origin == origin_of(server.proxy_pass_url)
-    )
+    return credential is not None and fits(credential, server)

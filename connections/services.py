@@ -9,10 +9,9 @@ from accounts.choices import AuditAction
 from accounts.services.audit import actor_user, audit_event_record
 from connections.choices import Purpose
 from connections.models import UpstreamCredential
-from connections.sealed import resealed, seal_for
+from connections.sealed import fits, resealed, seal_for
 from core import sealing
 from servers.choices import UpstreamAuth
-from servers.upstream_auth import origin_of
 
 SECRET_MAX_LENGTH = 4096
 
@@ -103,10 +102,7 @@ def credentials_prune() -> int:
     doomed = []
     for credential in UpstreamCredential.objects.select_related("server", "user"):
         inactive = credential.user is not None and not credential.user.is_active
-        moved = credential.mode != credential.server.upstream_auth or credential.origin != origin_of(
-            credential.server.proxy_pass_url
-        )
-        if inactive or moved:
+        if inactive or not fits(credential, credential.server):
             doomed.append(credential.pk)
     if doomed:
         with transaction.atomic():

@@ -58,10 +58,7 @@ def _version(scope, message: dict) -> str:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     if message.get("method") == "initialize" and isinstance(params.get("protocolVersion"), str):
         return params["protocolVersion"]
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    stated = meta.get("io.modelcontextprotocol/protocolVersion") or headers.first(
-        scope, b"mcp-protocol-version"
-    )
+    stated = headers.stated_version(message) or headers.first(scope, b"mcp-protocol-version")
     return stated if isinstance(stated, str) else ""
 
 

@@ -53,6 +53,13 @@ async def pairing(server_path: str, session_id: str) -> dict | None:
     return json.loads(raw) if raw is not None else None
 
 
+async def _keep(server_path: str, session_id: str, record: dict) -> None:
+    try:
+        await async_client().set(_key(server_path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+
+
 def answerable(checked) -> bool:
     """Whether every request of the body is one the gateway answers for a session it opened."""
     return all(message.get("method") in LOCAL_METHODS or "id" not in message for message in checked.forward)
@@ -97,10 +104,7 @@ async def _open(server, principal, message: dict, session_id: str) -> dict:
     version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
     await sessions.bind(server.path, session_id, principal)
     record = {"init": {**params, "protocolVersion": version}, "upstream": ""}
-    try:
-        await async_client().set(_key(server.path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
+    await _keep(server.path, session_id, record)
     return {
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": False}},
@@ -170,10 +174,7 @@ async def upstream_session(server, session_id: str, record: dict, credential_hea
             f"The MCP server at {server.path} could not be reached ({type(error).__name__}).",
         ) from None
     record["upstream"] = paired
-    try:
-        await async_client().set(_key(server.path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
+    await _keep(server.path, session_id, record)
     return paired
 
 

@@ -147,9 +147,14 @@ def _version_disagreement(version: list[str], messages: list[jsonrpc.Message]) -
     if not version:
         return None
     for message in messages:
-        params = message.raw.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        stated = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+        stated = stated_version(message.raw)
         if stated is not None and stated != version[0]:
             return "The MCP-Protocol-Version header does not match the body's protocol version."
     return None
+
+
+def stated_version(raw: dict):
+    """The protocol version a 2026-07-28 message states in its `_meta`, or None."""
+    params = raw.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None

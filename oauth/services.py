@@ -8,11 +8,12 @@ from datetime import datetime, timedelta
 from functools import reduce
 
 from django.db import transaction
-from django.db.models import Case, Exists, OuterRef, Q, Value, When
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 
 from accounts.choices import AuditAction
+from accounts.last_used import stamp
 from accounts.models import User
 from accounts.services.audit import audit_event_record
 from oauth.models import Consent
@@ -99,9 +100,7 @@ def consents_used(marks: dict[tuple[int, str], datetime]) -> None:
         if client_id in ids
     }
     if keyed:
-        Consent.objects.filter(reduce(operator.or_, keyed)).update(
-            last_used_at=Case(*(When(condition, then=Value(when)) for condition, when in keyed.items()))
-        )
+        stamp(Consent.objects.filter(reduce(operator.or_, keyed)), keyed)
 
 
 def code_replay_revoke(*, access_token_checksum: str, client_id: str) -> int:
