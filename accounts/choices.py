@@ -82,6 +82,7 @@ class AuditAction(models.TextChoices):
     CONNECTION_CONNECT = "connection.connect", "Upstream credential connected"
     CONNECTION_DISCONNECT = "connection.disconnect", "Upstream credential disconnected"
     CONNECTION_REVOKE = "connection.revoke", "Upstream credential revoked by an administrator"
+    CONNECTION_REFRESH_FAILED = "connection.refresh_failed", "Upstream sign-in could not be refreshed"
     CONNECTIONS_PRUNE = "connections.prune", "Upstream credentials no longer usable removed"
     TOKEN_REVOKE = "token.revoke", "Token revoked"
     OAUTH_CONSENT = "oauth.consent", "Application authorized"

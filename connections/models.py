@@ -32,6 +32,11 @@ class UpstreamCredential(models.Model):
     )
     sealed = models.TextField()
     account_name = models.CharField(max_length=200, blank=True, help_text="as the upstream names the account")
+    scopes = models.CharField(max_length=1000, blank=True, help_text="granted by the upstream (sign-in only)")
+    wanted_scopes = models.CharField(
+        max_length=1000, blank=True, help_text="asked for by the upstream since (step-up at the next sign-in)"
+    )
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="when the access token expires")
     connected_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -58,9 +63,10 @@ class UpstreamCredential(models.Model):
 
 
 class UpstreamClient(models.Model):
-    """The registry as a client of one upstream authorization server, registered there dynamically
-    (RFC 7591) for one redirect URI: kept, so users of every server behind that issuer share it. A client
-    secret, when the server issued one, is sealed like any credential."""
+    """The registry as a client of one upstream authorization server for one redirect URI: registered
+    there dynamically (RFC 7591), or entered by an operator who registered the registry by hand (`entered`;
+    it is used before anything else). Kept, so users of every server behind that issuer share it. A client
+    secret is sealed like any credential."""
 
     SECRET_FIELDS = ("sealed_secret",)
 
@@ -68,6 +74,7 @@ class UpstreamClient(models.Model):
     redirect_uri = models.CharField(max_length=2048)
     client_id = models.CharField(max_length=2048)
     sealed_secret = models.TextField(blank=True)
+    entered = models.BooleanField(default=False, help_text="entered by an operator, not registered")
     registered_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

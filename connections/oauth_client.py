@@ -1,5 +1,6 @@
 """Who the registry is to an upstream's authorization server when it signs a user in there:
 
+0. a client an operator entered for the issuer (UpstreamClient `entered`), when there is one;
 1. the URL of its own Client ID Metadata Document (`CLIENT_DOCUMENT_PATH`, served by connections/views.py)
    when the server supports them and the registry's public URL is https (a client id is an https URL);
 2. otherwise a client registered dynamically (RFC 7591) at the server's registration endpoint, once per
@@ -36,7 +37,8 @@ CLIENT_NAME = "MCP Gateway Registry"
 class ClientIdentity:
     client_id: str
     client_secret: str | None
-    how: str  # "metadata document" or "registration"
+    how: str  # "entered", "metadata document" or "registration"
+    redirect_uri: str
 
 
 def client_metadata(base: str) -> dict:
@@ -54,18 +56,39 @@ def client_metadata(base: str) -> dict:
 
 def identity_for(authorization: UpstreamAuthorization, *, server_url: str, base: str) -> ClientIdentity:
     """How the registry names itself to `authorization`'s server; UpstreamOAuthRefused when it cannot."""
-    if authorization.client_id_metadata_document_supported and base.startswith("https://"):
-        return ClientIdentity(f"{base}{CLIENT_DOCUMENT_PATH}", None, "metadata document")
+    entered = UpstreamClient.objects.filter(issuer=authorization.issuer, entered=True).first()
+    if entered is not None:
+        return _identity(entered, "entered")
     redirect_uri = f"{base}{CALLBACK_PATH}"
+    if authorization.client_id_metadata_document_supported and base.startswith("https://"):
+        return ClientIdentity(f"{base}{CLIENT_DOCUMENT_PATH}", None, "metadata document", redirect_uri)
     stored = UpstreamClient.objects.filter(issuer=authorization.issuer, redirect_uri=redirect_uri).first()
     if stored is None:
         stored = _register(authorization, server_url=server_url, base=base)
+    return _identity(stored, "registration")
+
+
+def _identity(stored: UpstreamClient, how: str) -> ClientIdentity:
     secret = None
     if stored.sealed_secret:
-        secret = sealing.unseal(
-            stored.sealed_secret, context=_context(stored.issuer, stored.redirect_uri)
-        ).decode()
-    return ClientIdentity(stored.client_id, secret, "registration")
+        try:
+            secret = sealing.unseal(stored.sealed_secret, context=client_context(stored)).decode()
+        except sealing.Unsealable:
+            raise UpstreamOAuthRefused(
+                f"The registry's client secret at {stored.issuer} no longer opens: enter it again."
+            ) from None
+    return ClientIdentity(stored.client_id, secret, how, stored.redirect_uri)
+
+
+def client_secret_sealed(*, issuer: str, redirect_uri: str, secret: str) -> str:
+    """A client secret of the registry at `issuer`, sealed for its UpstreamClient row."""
+    if not secret:
+        return ""
+    return sealing.seal(secret.encode(), context=_context(issuer, redirect_uri))
+
+
+def client_context(stored: UpstreamClient) -> str:
+    return _context(stored.issuer, stored.redirect_uri)
 
 
 def _register(authorization: UpstreamAuthorization, *, server_url: str, base: str) -> UpstreamClient:
@@ -104,9 +127,7 @@ def _register(authorization: UpstreamAuthorization, *, server_url: str, base: st
         raise UpstreamOAuthRefused("The registration answer names no client_id.")
     redirect_uri = metadata["redirect_uris"][0]
     secret = registered.client_secret or ""
-    sealed = (
-        sealing.seal(secret.encode(), context=_context(authorization.issuer, redirect_uri)) if secret else ""
-    )
+    sealed = client_secret_sealed(issuer=authorization.issuer, redirect_uri=redirect_uri, secret=secret)
     try:
         return UpstreamClient.objects.create(
             issuer=authorization.issuer,

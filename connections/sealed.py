@@ -33,6 +33,12 @@ def open_for(credential, server) -> dict:
     return json.loads(sealing.unseal(credential.sealed, context=_context(credential, server)))
 
 
+def open_as_connected(credential) -> dict:
+    """The values of `credential` under what it was connected for, whatever the server is now: only to
+    revoke it where it came from (connections/services.py)."""
+    return json.loads(sealing.unseal(credential.sealed, context=_context(credential, credential.server)))
+
+
 def resealed(credential, server) -> str:
     """`credential` sealed again under the newest key (Unsealable when it no longer opens)."""
     context = _context(credential, server)

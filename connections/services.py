@@ -1,17 +1,25 @@
-"""Writes of upstream credentials: connecting a user's secret (or the discovery connection), disconnecting,
-an administrator's revocation, sealing again under the newest key, and removing what can no longer be
-used. Each is audited; no audit row, log line or error message ever carries a secret."""
+"""Writes of upstream credentials: connecting a user's secret or sign-in (or the discovery connection),
+keeping a refreshed sign-in, disconnecting (revoked at the upstream when it offers revocation), an
+administrator's revocation, sealing again under the newest key, and removing what can no longer be used.
+Each is audited; no audit row, log line or error message ever carries a secret."""
+
+import logging
 
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services.audit import actor_user, audit_event_record
+from connections import oauth_tokens
 from connections.choices import Purpose
 from connections.models import UpstreamCredential
-from connections.sealed import fits, resealed, seal_for
+from connections.sealed import fits, open_as_connected, resealed, seal_for
 from core import sealing
 from servers.choices import UpstreamAuth
+from servers.models import Server
+from servers.upstream_auth import origin_of
+
+logger = logging.getLogger(__name__)
 
 SECRET_MAX_LENGTH = 4096
 
@@ -59,8 +67,95 @@ def credential_secret_connect(*, actor, server, user, secret: str, purpose: str 
     return credential
 
 
+def credential_signed_in(*, actor, user, signed_in):
+    """Store the tokens of a completed sign-in (connections/oauth_flow.py) for its server and `user` (None
+    for the discovery connection), replacing the connection before. Refused when the server changed its
+    mode or address since the sign-in began: the tokens are for the server as it was."""
+    server = Server.objects.filter(pk=signed_in.server_id).first()
+    if (
+        server is None
+        or server.upstream_auth != UpstreamAuth.USER_OAUTH
+        or origin_of(server.proxy_pass_url) != origin_of(signed_in.server_url)
+    ):
+        raise ConnectionRefused("The server changed while you were signing in: nothing was connected.")
+    grant = signed_in.grant
+    values = {
+        **signed_in.values,
+        "access_token": grant.access_token,
+        "refresh_token": grant.refresh_token,
+    }
+    user_id = user.pk if user is not None else None
+    sealed, mode, origin = seal_for(server=server, user_id=user_id, purpose=signed_in.purpose, values=values)
+    with transaction.atomic():
+        credential, created = UpstreamCredential.objects.update_or_create(
+            server=server,
+            user_id=user_id,
+            purpose=signed_in.purpose,
+            defaults={
+                "sealed": sealed,
+                "mode": mode,
+                "origin": origin,
+                "scopes": grant.scopes[:1000],
+                "wanted_scopes": "",
+                "expires_at": grant.expires_at,
+                "connected_by": actor_user(actor),
+            },
+        )
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.CONNECTION_CONNECT,
+            target=f"server:{server.path}",
+            detail={
+                "purpose": signed_in.purpose,
+                "user": user.username if user is not None else "",
+                "replaced": not created,
+                "how": "sign-in",
+                "scopes": grant.scopes[:1000],
+            },
+        )
+    return credential
+
+
+def credential_refreshed(*, credential: UpstreamCredential, server, values: dict, grant) -> dict:
+    """Keep a refreshed sign-in (no audit: routine; no cache epoch: the old token stays in use where it is
+    cached until it fails or expires). The connection's values as they are now."""
+    values = {**values, "access_token": grant.access_token, "refresh_token": grant.refresh_token}
+    sealed, _, _ = seal_for(
+        server=server, user_id=credential.user_id, purpose=credential.purpose, values=values
+    )
+    UpstreamCredential.objects.filter(pk=credential.pk).update(
+        sealed=sealed, expires_at=grant.expires_at, scopes=(grant.scopes or credential.scopes)[:1000]
+    )
+    credential.sealed, credential.expires_at = sealed, grant.expires_at
+    return values
+
+
+def credential_refresh_failed(*, credential: UpstreamCredential, reason: str) -> None:
+    """A sign-in the upstream will not refresh: the connection is removed and its user asked again."""
+    with transaction.atomic():
+        audit_event_record(
+            actor=None,
+            action=AuditAction.CONNECTION_REFRESH_FAILED,
+            target=f"server:{credential.server.path}",
+            detail={
+                "purpose": credential.purpose,
+                "user": credential.user.username if credential.user else "",
+                "reason": reason[:300],
+            },
+        )
+        credential.delete()
+
+
+def credential_step_up(*, credential: UpstreamCredential, scopes: str) -> None:
+    """The upstream asked for more scope than the connection has: the next sign-in asks for it too."""
+    wanted = " ".join(dict.fromkeys(f"{credential.wanted_scopes} {scopes}".split()))
+    UpstreamCredential.objects.filter(pk=credential.pk).update(wanted_scopes=wanted[:1000])
+
+
 def credential_disconnect(*, actor, credential: UpstreamCredential, by_administrator: bool = False) -> None:
-    """Remove a stored credential (its owner disconnecting, or an administrator revoking it)."""
+    """Remove a stored credential (its owner disconnecting, or an administrator revoking it); a sign-in is
+    revoked at the upstream too when it offers revocation."""
+    _revoke_upstream(credential)
     with transaction.atomic():
         audit_event_record(
             actor=actor,
@@ -105,6 +200,8 @@ def credentials_prune() -> int:
         if inactive or not fits(credential, credential.server):
             doomed.append(credential.pk)
     if doomed:
+        for credential in UpstreamCredential.objects.filter(pk__in=doomed).select_related("server"):
+            _revoke_upstream(credential)
         with transaction.atomic():
             UpstreamCredential.objects.filter(pk__in=doomed).delete()
             audit_event_record(
@@ -114,3 +211,15 @@ def credentials_prune() -> int:
                 detail={"removed": len(doomed), "at": timezone.now().isoformat()},
             )
     return len(doomed)
+
+
+def _revoke_upstream(credential: UpstreamCredential) -> None:
+    """Revoke a sign-in's tokens where they were issued (best effort: the connection goes either way)."""
+    if credential.mode != UpstreamAuth.USER_OAUTH:
+        return
+    try:
+        values = open_as_connected(credential)
+    except sealing.Unsealable:
+        return
+    if not oauth_tokens.revoke(values, registered=credential.origin):
+        logger.info("The sign-in to %s was not revoked at its upstream.", credential.server.path)

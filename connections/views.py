@@ -1,7 +1,8 @@
 """The Connections page (`/connections`): every server the user may use that needs their own credential,
 with connect, replace and disconnect. Connecting happens on a page of ours that needs the user's session,
-so a link in a chat can only bring someone to their own page. A secret is typed, sealed and never shown
-again, not even to its owner."""
+so a link in a chat can only bring someone to their own page: a secret is typed there (sealed and never
+shown again, not even to its owner), or a sign-in at the server's authorization server begins there with a
+button (connections/oauth_flow.py) and ends at our callback, in the same user's session."""
 
 from django.contrib import messages
 from django.http import HttpResponseRedirect, JsonResponse
@@ -9,12 +10,21 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.views import session_page
+from connections import oauth_flow
+from connections.choices import Purpose
 from connections.oauth_client import client_metadata
+from connections.oauth_discovery import UpstreamOAuthRefused
 from connections.selectors import connection_of, connections_of
-from connections.services import ConnectionRefused, credential_disconnect, credential_secret_connect
+from connections.services import (
+    ConnectionRefused,
+    credential_disconnect,
+    credential_secret_connect,
+    credential_signed_in,
+)
 from core.errors import ApiError, ErrorCode
 from core.public_url import base_url
-from servers.choices import USER_CREDENTIAL_MODES
+from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
+from servers.models import Server
 from servers.policies import server_visible
 from servers.upstream_auth import origin_of
 from servers.views import problem_page
@@ -37,6 +47,8 @@ def connect_page(request, principal, service_path):
         server = _needing_credential(principal, service_path)
     except ApiError as refusal:
         return problem_page(request, refusal)
+    if server.upstream_auth == UpstreamAuth.USER_OAUTH:
+        return _sign_in_page(request, principal, server)
     problem = None
     if request.method == "POST":
         try:
@@ -56,6 +68,56 @@ def connect_page(request, principal, service_path):
         "problem": problem,
     }
     return render(request, "connections/connect.html", context, status=400 if problem else 200)
+
+
+def _sign_in_page(request, principal, server):
+    """GET: what signing in at the server means; POST: begin it (a redirect to its authorization server).
+    An administrator can make the server's discovery connection here too (`purpose=discovery`)."""
+    purpose = request.POST.get("purpose") if request.method == "POST" else request.GET.get("purpose")
+    discovery = purpose == Purpose.DISCOVERY and principal.is_admin
+    problem = None
+    if request.method == "POST":
+        try:
+            authorization_url = oauth_flow.start(
+                server=server,
+                by=principal.user,
+                purpose=Purpose.DISCOVERY if discovery else Purpose.USER,
+                base=base_url(request),
+            )
+        except UpstreamOAuthRefused as refused:
+            problem = str(refused)
+        else:
+            return HttpResponseRedirect(authorization_url)
+    context = {
+        "server": server,
+        "origin": origin_of(server.proxy_pass_url),
+        "connected": connection_of(principal, server) is not None,
+        "discovery": discovery,
+        "problem": problem,
+    }
+    return render(request, "connections/sign_in.html", context, status=502 if problem else 200)
+
+
+@require_http_methods(["GET"])
+@session_page
+def sign_in_callback(request, principal):
+    """GET /connections/oauth/callback: the end of a sign-in, in the session of the user who began it."""
+    try:
+        signed_in = oauth_flow.finish(user=principal.user, params=request.GET)
+        user = None
+        if signed_in.purpose == Purpose.USER:
+            user = principal.user
+        elif not principal.is_admin:
+            raise ConnectionRefused("Only an administrator makes a discovery connection.")
+        credential = credential_signed_in(actor=principal, user=user, signed_in=signed_in)
+    except (oauth_flow.SignInRefused, ConnectionRefused) as refused:
+        return render(request, "connections/sign_in_failed.html", {"problem": str(refused)}, status=400)
+    server = Server.objects.get(pk=credential.server_id)
+    if signed_in.purpose == Purpose.DISCOVERY:
+        messages.success(request, f"The discovery connection of {server.name} is made.")
+        return HttpResponseRedirect(f"/servers{server.path}")
+    messages.success(request, f"{server.name} is connected: go back to your MCP host and try again.")
+    return HttpResponseRedirect(PAGE)
 
 
 @require_POST

@@ -12,6 +12,7 @@ server, so any gateway process serves any request. Anything that is not a gatewa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -19,7 +20,7 @@ from django.conf import settings
 
 from accounts.authentication import bearer_of
 from accounts.cache import PRINCIPALS
-from connections.resolver import gateway_headers
+from connections.resolver import gateway_headers, gateway_headers_after_refusal, step_up
 from core.epochs import epochs_async
 from core.errors import ErrorCode, asgi_error
 from core.public_url import base_url_of_scope
@@ -39,7 +40,7 @@ from gateway import (
     sessions,
 )
 from servers.cache import ROUTES
-from servers.upstream_auth import CredentialMissing
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 SESSION_GONE = "Session not found"
@@ -192,6 +193,8 @@ class Gateway:
             credential = await gateway_headers(route.server, principal, epochs[0])
         except CredentialMissing as missing:
             return await _without_credential(scope, send, route.server, principal, checked, method, missing)
+        except CredentialUnavailable as unavailable:
+            raise routing.Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
         outbound_headers.update(credential)
         if deferred.is_deferred(session_id):
             record = await deferred.pairing(server_path, session_id)
@@ -207,11 +210,33 @@ class Gateway:
         outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
         await ordering.after(earlier)
         with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
-            await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
+            try:
+                try:
+                    await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
+                except forwarding.SignInRefused as refused:
+                    again = await _signed_in_again(route, principal, epochs[0], outbound, refused)
+                    await forwarding.forward(receive, send, route, again, checked, target.endpoint, opened)
+            except (CredentialMissing, forwarding.SignInRefused) as lost:
+                missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
+                server = route.server
+                return await _without_credential(scope, send, server, principal, checked, method, missing)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
             if deferred.is_deferred(session_id):
                 await deferred.forget(server_path, session_id)
+
+
+async def _signed_in_again(route, principal, epoch, outbound, refused) -> forwarding.Outbound:
+    """The request to try once more after the server refused the caller's sign-in: with a refreshed
+    token after a 401 (CredentialMissing when the sign-in is gone), never after a 403 asking for more
+    scope (CredentialMissing: the caller signs in again with it)."""
+    if refused.status == 403:
+        raise await step_up(route.server, principal, refused.scope)
+    try:
+        fresh = await gateway_headers_after_refusal(route.server, principal, epoch, outbound.headers)
+    except CredentialUnavailable as unavailable:
+        raise routing.Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
+    return dataclasses.replace(outbound, headers={**outbound.headers, **fresh})
 
 
 async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None:

@@ -45,9 +45,10 @@ class UpstreamAuth(models.TextChoices):
     NONE = "none", "None"
     SHARED_HEADERS = "shared_headers", "Shared headers (one credential for every caller)"
     USER_SECRET = "user_secret", "Each user's own secret (API key or personal access token)"
+    USER_OAUTH = "user_oauth", "Each user's own sign-in at the server (OAuth)"
 
 
-USER_CREDENTIAL_MODES = frozenset({UpstreamAuth.USER_SECRET})
+USER_CREDENTIAL_MODES = frozenset({UpstreamAuth.USER_SECRET, UpstreamAuth.USER_OAUTH})
 
 
 class AuthType(models.TextChoices):

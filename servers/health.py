@@ -39,7 +39,7 @@ from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.services import server_health_record
-from servers.upstream_auth import CredentialMissing
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -305,6 +305,8 @@ def check_server(server: Server) -> CheckResult:
         headers = import_string(settings.UPSTREAM_DISCOVERY_HEADERS)(server)
     except CredentialMissing as missing:
         return CheckResult(HealthStatus.NEEDS_CONNECTION, str(missing))
+    except CredentialUnavailable as unavailable:
+        return CheckResult(HealthStatus.UNHEALTHY, str(unavailable)[:DETAIL_MAX_LENGTH])
     return _run(probe(server.proxy_pass_url, transport=transport, headers=headers, timeout=timeout))
 
 

@@ -85,7 +85,10 @@ class Server(models.Model):
         if self.upstream_auth != UpstreamAuth.USER_SECRET:
             self.user_secret_header = ""
         problems = mode_problems(
-            mode=self.upstream_auth, headers=self.headers or {}, secret_header_value=self.user_secret_header
+            mode=self.upstream_auth,
+            headers=self.headers or {},
+            secret_header_value=self.user_secret_header,
+            url=self.proxy_pass_url,
         )
         if problems:
             raise ValidationError(problems)

@@ -5,12 +5,18 @@ so the console, the internal API and the dashboard's forms all say the same).
 - `shared_headers`: the server's `headers`, the operator's credential, go with every caller's traffic.
 - `user_secret`: each user connects their own API key or personal access token (connections/), sent
   in the one header `user_secret_header` names, e.g. `Authorization: Bearer {secret}` or
-  `X-API-Key: {secret}`."""
+  `X-API-Key: {secret}`.
+- `user_oauth`: each user signs in at the server's own authorization server (connections/oauth_*.py)
+  and their access token goes as `Authorization: Bearer`; the server must be https (http only on a
+  loopback host with UPSTREAM_OAUTH_ALLOW_LOOPBACK, for development)."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit
+
+from django.conf import settings
 
 from servers.choices import UpstreamAuth
 
@@ -30,6 +36,11 @@ class CredentialMissing(Exception):
         super().__init__(message)
         self.server_path = server_path
         self.connect_path = connect_path
+
+
+class CredentialUnavailable(Exception):
+    """A credential exists but cannot be made usable right now (its authorization server did not answer a
+    refresh): the request fails, the connection stays."""
 
 
 def secret_header_problem(value: str) -> str | None:
@@ -53,9 +64,23 @@ def secret_header(value: str, secret: str) -> dict[str, str]:
     return {name.strip(): template.strip().replace(PLACEHOLDER, secret)}
 
 
-def mode_problems(*, mode: str, headers: dict, secret_header_value: str) -> dict[str, str]:
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def mode_problems(*, mode: str, headers: dict, secret_header_value: str, url: str = "") -> dict[str, str]:
     """The problems of a server's mode and the fields it needs, by field name."""
     problems = {}
+    if mode == UpstreamAuth.USER_OAUTH and url:
+        parts = urlsplit(url)
+        loopback_http = settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK and _loopback(parts.hostname or "")
+        if parts.scheme != "https" and not loopback_http:
+            problems["proxy_pass_url"] = "A server users sign in to must be reached over https."
     if mode == UpstreamAuth.SHARED_HEADERS and not headers:
         problems["headers"] = "Shared headers need at least one outbound header."
     if mode != UpstreamAuth.SHARED_HEADERS and headers:
