@@ -116,6 +116,10 @@ class HeaderCache:
             self._entries.move_to_end(key)
             return found[1]
 
+    def drop(self, key) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
     def put(self, key, epoch, headers: dict, until: float = FOREVER) -> None:
         with self._lock:
             self._entries[key] = (epoch, headers, until)
@@ -146,7 +150,11 @@ async def gateway_headers_after_refusal(server, principal, epoch, refused: dict[
     token = refused.get("Authorization", "").removeprefix("Bearer ")
     if server.upstream_auth != UpstreamAuth.USER_OAUTH or not token:
         raise CredentialMissing(server.path, f"{server.path} refused your credential.", connect_path(server))
-    headers, until = await database_sync_to_async(_opened)(server, principal, Purpose.USER, token)
+    try:
+        headers, until = await database_sync_to_async(_opened)(server, principal, Purpose.USER, token)
+    except CredentialMissing:
+        HEADERS.drop(_key(server, principal))  # gone here at once; elsewhere when the epoch moves
+        raise
     HEADERS.put(_key(server, principal), epoch, headers, until)
     return headers
 

@@ -13,7 +13,7 @@ from accounts.views import session_page
 from connections import oauth_flow
 from connections.choices import Purpose
 from connections.oauth_client import client_metadata
-from connections.oauth_discovery import UpstreamOAuthRefused
+from connections.oauth_discovery import UpstreamOAuthRefused, discover
 from connections.selectors import connection_of, connections_of
 from connections.services import (
     ConnectionRefused,
@@ -21,6 +21,7 @@ from connections.services import (
     credential_secret_connect,
     credential_signed_in,
 )
+from core.content_policy import policy_sending_forms_to
 from core.errors import ApiError, ErrorCode
 from core.public_url import base_url
 from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
@@ -75,8 +76,13 @@ def _sign_in_page(request, principal, server):
     An administrator can make the server's discovery connection here too (`purpose=discovery`)."""
     purpose = request.POST.get("purpose") if request.method == "POST" else request.GET.get("purpose")
     discovery = purpose == Purpose.DISCOVERY and principal.is_admin
-    problem = None
-    if request.method == "POST":
+    problem = authorization = None
+    if request.method == "GET":
+        try:
+            authorization = discover(server.proxy_pass_url)
+        except UpstreamOAuthRefused as refused:
+            problem = str(refused)
+    else:
         try:
             authorization_url = oauth_flow.start(
                 server=server,
@@ -93,9 +99,13 @@ def _sign_in_page(request, principal, server):
         "origin": origin_of(server.proxy_pass_url),
         "connected": connection_of(principal, server) is not None,
         "discovery": discovery,
+        "issuer": authorization.issuer if authorization else "",
         "problem": problem,
     }
-    return render(request, "connections/sign_in.html", context, status=502 if problem else 200)
+    page = render(request, "connections/sign_in.html", context, status=502 if problem else 200)
+    if authorization is not None:  # the form's answer redirects to the server's sign-in page
+        page["Content-Security-Policy"] = policy_sending_forms_to(authorization.authorization_endpoint)
+    return page
 
 
 @require_http_methods(["GET"])

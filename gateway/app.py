@@ -12,7 +12,6 @@ server, so any gateway process serves any request. Anything that is not a gatewa
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -39,6 +38,7 @@ from gateway import (
     routing,
     sessions,
 )
+from gateway.sign_in import SignInRefused
 from servers.cache import ROUTES
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
@@ -188,55 +188,51 @@ class Gateway:
             redirect = handoff.redirect_headers(route.server, query, principal, tool)
             await send({"type": "http.response.start", "status": 200, "headers": redirect})
             return await send({"type": "http.response.body", "body": b""})
-        outbound_headers = headers.forwarded_request_headers(scope)
+        async def attempt(credential: dict[str, str]) -> None:
+            """The request sent with `credential` (a deferred session paired first) and answered."""
+            outbound_headers = {**headers.forwarded_request_headers(scope), **credential}
+            answer_to = send
+            if deferred.is_deferred(session_id):
+                record = await deferred.pairing(server_path, session_id)
+                if record is None:
+                    return await forwarding.json_answer(
+                        send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
+                    )
+                paired = await deferred.upstream_session(route.server, session_id, record, credential)
+                outbound_headers.pop("mcp-session-id", None)
+                if paired != deferred.NO_SESSION:
+                    outbound_headers["mcp-session-id"] = paired
+                answer_to = _session_renamed(send, session_id)
+            outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
+            await forwarding.forward(receive, answer_to, route, outbound, checked, target.endpoint, opened)
+
         try:
             credential = await gateway_headers(route.server, principal, epochs[0])
-        except CredentialMissing as missing:
+            await ordering.after(earlier)
+            with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
+                try:
+                    await attempt(credential)
+                except SignInRefused as refused:  # once more, with a refreshed sign-in
+                    again = await _signed_in_again(route.server, principal, epochs[0], credential, refused)
+                    await attempt(again)
+        except (CredentialMissing, SignInRefused) as lost:
+            missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
             return await _without_credential(scope, send, route.server, principal, checked, method, missing)
         except CredentialUnavailable as unavailable:
             raise routing.Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
-        outbound_headers.update(credential)
-        if deferred.is_deferred(session_id):
-            record = await deferred.pairing(server_path, session_id)
-            if record is None:
-                return await forwarding.json_answer(
-                    send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
-                )
-            paired = await deferred.upstream_session(route.server, session_id, record, credential)
-            outbound_headers.pop("mcp-session-id", None)
-            if paired != deferred.NO_SESSION:
-                outbound_headers["mcp-session-id"] = paired
-            send = _session_renamed(send, session_id)
-        outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
-        await ordering.after(earlier)
-        with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
-            try:
-                try:
-                    await forwarding.forward(receive, send, route, outbound, checked, target.endpoint, opened)
-                except forwarding.SignInRefused as refused:
-                    again = await _signed_in_again(route, principal, epochs[0], outbound, refused)
-                    await forwarding.forward(receive, send, route, again, checked, target.endpoint, opened)
-            except (CredentialMissing, forwarding.SignInRefused) as lost:
-                missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
-                server = route.server
-                return await _without_credential(scope, send, server, principal, checked, method, missing)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
             if deferred.is_deferred(session_id):
                 await deferred.forget(server_path, session_id)
 
 
-async def _signed_in_again(route, principal, epoch, outbound, refused) -> forwarding.Outbound:
-    """The request to try once more after the server refused the caller's sign-in: with a refreshed
-    token after a 401 (CredentialMissing when the sign-in is gone), never after a 403 asking for more
-    scope (CredentialMissing: the caller signs in again with it)."""
+async def _signed_in_again(server, principal, epoch, credential: dict, refused) -> dict[str, str]:
+    """The credential to try once more after the server refused the caller's sign-in: a refreshed token
+    after a 401 (CredentialMissing when the sign-in is gone), nothing after a 403 asking for more scope
+    (CredentialMissing: the caller signs in again, asked for it too)."""
     if refused.status == 403:
-        raise await step_up(route.server, principal, refused.scope)
-    try:
-        fresh = await gateway_headers_after_refusal(route.server, principal, epoch, outbound.headers)
-    except CredentialUnavailable as unavailable:
-        raise routing.Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
-    return dataclasses.replace(outbound, headers={**outbound.headers, **fresh})
+        raise await step_up(server, principal, refused.scope)
+    return await gateway_headers_after_refusal(server, principal, epoch, credential)
 
 
 async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None:

@@ -24,6 +24,7 @@ from core.errors import ErrorCode
 from core.redis_clients import async_client
 from gateway import sessions, upstream
 from gateway.routing import Refusal
+from gateway.sign_in import sign_in_refused
 from servers.policies import tools_visible
 
 PREFIX = "registry-deferred-"
@@ -152,6 +153,8 @@ async def upstream_session(server, session_id: str, record: dict, credential_hea
             server.proxy_pass_url, data=json.dumps(init), headers=base, timeout=upstream.timeout()
         ) as response:
             await response.read()
+            if refused := sign_in_refused(server, response):
+                raise refused
             if response.status >= 400:
                 raise Refusal(
                     502,

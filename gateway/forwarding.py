@@ -8,51 +8,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from dataclasses import dataclass
 from functools import partial
 
 from django.conf import settings
-from mcp.client.auth.utils import extract_scope_from_www_auth
 
-from connections.resolver import connect_path
 from core.errors import ErrorCode
 from gateway import headers, messages, sessions, streams, telemetry, upstream
 from gateway.routing import Refusal, Route
-from servers.choices import UpstreamAuth
-from servers.upstream_auth import CredentialMissing
+from gateway.sign_in import sign_in_refused
 
 logger = logging.getLogger(__name__)
 
-SCOPE_MAX_LENGTH = 500
-SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 §3.3
-
-
-class SignInRefused(Exception):
-    """The server refused a caller's sign-in (user OAuth): 401, or 403 asking for more `scope`. Raised
-    before anything of the answer reaches the client, so the request can be tried again or asked for."""
-
-    def __init__(self, status: int, scope: str):
-        super().__init__(f"refused with {status}")
-        self.status, self.scope = status, scope
-
-    def missing(self, server) -> CredentialMissing:
-        return CredentialMissing(
-            server.path,
-            f"{server.path} refused your sign-in: sign in again, then try again.",
-            connect_path(server),
-        )
-
-
-def sign_in_refused(server, response) -> SignInRefused | None:
-    """Whether the answer refuses the caller's sign-in (only for servers users sign in to)."""
-    if server.upstream_auth != UpstreamAuth.USER_OAUTH or response.status not in (401, 403):
-        return None
-    if response.status == 403 and "insufficient_scope" not in response.headers.get("WWW-Authenticate", ""):
-        return None  # a refusal of the call itself, which the client sees as it is
-    named = (extract_scope_from_www_auth(response) or "")[:SCOPE_MAX_LENGTH]
-    return SignInRefused(response.status, " ".join(SCOPE_TOKEN.findall(named)))
 
 
 @dataclass(frozen=True)

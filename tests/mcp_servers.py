@@ -60,17 +60,27 @@ class UvicornThread:
     Binding first lets an app know its own URL (the SDK's bearer auth needs it) and leaves no window
     in which another process could take the port."""
 
-    def __init__(self, app, sock: socket.socket):
+    def __init__(self, app, sock: socket.socket, tls: tuple | None = None):
+        """`tls`: (certificate file, key file) to serve https."""
         self.sock = sock
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, access_log=False)
+        self.scheme = "https" if tls else "http"
+        certificate, key = tls or (None, None)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+            access_log=False,
+            ssl_certfile=certificate and str(certificate),
+            ssl_keyfile=key and str(key),
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{self.port}", daemon=True
         )
 
     def url(self, path: str) -> str:
-        return f"http://{LOOPBACK}:{self.port}{path}"
+        return f"{self.scheme}://{LOOPBACK}:{self.port}{path}"
 
     def start(self) -> "UvicornThread":
         self.thread.start()

@@ -25,6 +25,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from accounts.authentication import principal_from_session
 from accounts.views.login import session_page
 from core import ratelimit
+from core.content_policy import policy_sending_forms_to
 from core.public_url import base_url, origin
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
@@ -125,7 +126,7 @@ class ConsentView(AuthorizationView):
             self._page(principal, application, resource, context["redirect_uri"], consent, scopes, has_rights)
         )
         response = super().render_to_response(context, **kwargs)
-        response["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
+        response["Content-Security-Policy"] = policy_sending_forms_to(context["redirect_uri"])
         return response
 
     def _approve_remembered(self, context, application, resource):
@@ -150,7 +151,7 @@ class ConsentView(AuthorizationView):
         except OAuthToolkitError as error:
             return self.error_response(error, application)
         page = render(self.request, "oauth/return.html", {"application": application, "uri": uri})
-        page["Content-Security-Policy"] = _policy_sending_forms_to(context["redirect_uri"])
+        page["Content-Security-Policy"] = policy_sending_forms_to(context["redirect_uri"])
         return page
 
     def _page(self, principal, application, resource, redirect_uri, consent, scopes, has_rights) -> dict:
@@ -217,16 +218,6 @@ class ConsentView(AuthorizationView):
                     remember=bool(data.get("remember")),
                 )
         return super().form_valid(form)
-
-
-def _policy_sending_forms_to(redirect_uri: str) -> str:
-    """The page's Content-Security-Policy with `form-action` letting the consent form's answer redirect
-    to the application (browsers apply form-action to the redirect that follows a form's POST)."""
-    parts = urlsplit(redirect_uri)
-    target = f"{parts.scheme}://{parts.netloc}" if parts.netloc else f"{parts.scheme}:"
-    directives = [d.strip() for d in settings.CONTENT_SECURITY_POLICY.split(";") if d.strip()]
-    kept = [d for d in directives if not d.startswith("form-action")]
-    return "; ".join([*kept, f"form-action 'self' {target}"])
 
 
 def _metadata_refusal(request) -> JsonResponse | None:

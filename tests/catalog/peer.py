@@ -2,7 +2,7 @@
 same embedded PostgreSQL), its own Redis database and namespace (`io.peer/`), started as `make run`
 starts a web process. Tests publish to it with mcp-publisher's requests and mirror it."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -31,6 +31,7 @@ class Peer:
     url: str
     token: str
     database_url: str
+    env: dict = field(default_factory=dict)  # the peer's settings, for `manage.py` commands of its own
 
 
 def _admin_connection():
@@ -38,7 +39,9 @@ def _admin_connection():
     return psycopg.connect(**(params | {"dbname": "postgres"}), autocommit=True)
 
 
-def start_peer(log_dir) -> tuple[Peer, ProcessGroup, str]:
+def start_peer(log_dir, *, env_extra: dict | None = None, setup: str = "") -> tuple[Peer, ProcessGroup, str]:
+    """The peer, migrated, its administrator's token issued and `setup` (Python for `manage.py shell`)
+    run; `env_extra` adds settings of its own."""
     name = f"{connection.settings_dict['NAME']}_peer"
     with _admin_connection() as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -46,10 +49,14 @@ def start_peer(log_dir) -> tuple[Peer, ProcessGroup, str]:
     database_url = urlunsplit(urlsplit(settings.DATABASE_URL)._replace(path=f"/{name}"))
     redis_url = urlunsplit(urlsplit(settings.REDIS_URL)._replace(path="/14"))
     env = child_env() | {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "REGISTRY_NAMESPACE": "peer"}
+    env |= env_extra or {}
     migrated = run_manage("migrate", "--no-input", env=env, timeout=300)
     assert migrated.returncode == 0, migrated.stderr
     issued = run_manage("shell", "-c", ISSUE_TOKEN, env=env)
     assert issued.returncode == 0, issued.stderr
+    if setup:
+        done = run_manage("shell", "-c", setup, env=env)
+        assert done.returncode == 0, done.stderr
     (port,) = free_ports(1)
     group = ProcessGroup(log_dir)
     process = group.web("peer", port, "registry_site.asgi:application", env=env)
@@ -58,7 +65,8 @@ def start_peer(log_dir) -> tuple[Peer, ProcessGroup, str]:
     except AssertionError:
         group.stop()
         raise
-    return Peer(f"http://127.0.0.1:{port}", issued.stdout.strip().splitlines()[-1], database_url), group, name
+    token = issued.stdout.strip().splitlines()[-1]
+    return Peer(f"http://127.0.0.1:{port}", token, database_url, env), group, name
 
 
 def stop_peer(group: ProcessGroup, name: str) -> None:
