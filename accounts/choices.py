@@ -83,6 +83,8 @@ class AuditAction(models.TextChoices):
     CONNECTION_DISCONNECT = "connection.disconnect", "Upstream credential disconnected"
     CONNECTION_REVOKE = "connection.revoke", "Upstream credential revoked by an administrator"
     CONNECTION_REFRESH_FAILED = "connection.refresh_failed", "Upstream sign-in could not be refreshed"
+    UPSTREAM_CLIENT_ENTER = "upstream_client.enter", "Registry's client at an upstream entered"
+    UPSTREAM_CLIENT_REMOVE = "upstream_client.remove", "Registry's client at an upstream removed"
     CONNECTIONS_PRUNE = "connections.prune", "Upstream credentials no longer usable removed"
     TOKEN_REVOKE = "token.revoke", "Token revoked"
     OAUTH_CONSENT = "oauth.consent", "Application authorized"

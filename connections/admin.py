@@ -1,16 +1,28 @@
-"""Upstream credentials in the operator console (administrators only): who is connected to which server
-and since when, never a secret; the discovery connection of a server that needs each user's credential
-(made here); and revoking, audited, through the same service as a user's disconnect."""
+"""Upstream credentials in the operator console (administrators only): who is connected to which server,
+since when, with which scopes and until when, never a secret; the discovery connection of a server that
+needs each user's secret (made here; a server users sign in to gets its own by a sign-in, linked from
+here); revoking, audited, through the same service as a user's disconnect; and the registry's clients
+at upstream authorization servers, including one an operator registered by hand."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.utils.html import format_html
 
 from connections.choices import Purpose
-from connections.models import UpstreamCredential
-from connections.services import credential_disconnect, credential_secret_connect, secret_problem
+from connections.models import UpstreamClient, UpstreamCredential
+from connections.oauth_client import CALLBACK_PATH
+from connections.services import (
+    credential_disconnect,
+    credential_secret_connect,
+    secret_problem,
+    upstream_client_enter,
+    upstream_client_problem,
+    upstream_client_remove,
+)
 from core.admin import ConsoleModelAdmin
-from servers.choices import USER_CREDENTIAL_MODES
+from core.public_url import base_url
+from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
 from servers.models import Server
 
 
@@ -34,13 +46,26 @@ class DiscoveryConnectionForm(forms.ModelForm):
             raise ValidationError(problem)
         return self.cleaned_data["secret"]
 
+    def clean(self):
+        server = self.cleaned_data.get("server")
+        if server is not None and server.upstream_auth == UpstreamAuth.USER_OAUTH:
+            raise ValidationError(
+                format_html(
+                    'Users sign in to {}: make its discovery connection by a sign-in at <a href="{}">{}</a>.',
+                    server.path,
+                    where := f"/connections{server.path}?purpose=discovery",
+                    where,
+                )
+            )
+        return self.cleaned_data
+
     def validate_unique(self):
         return None  # the service replaces the server's discovery connection
 
 
 @admin.register(UpstreamCredential)
 class UpstreamCredentialAdmin(ConsoleModelAdmin):
-    list_display = ("server", "user", "purpose", "account_name", "created_at", "updated_at")
+    list_display = ("server", "user", "purpose", "scopes", "expires_at", "created_at", "updated_at")
     list_filter = ("purpose", "mode")
     search_fields = ("server__path", "user__username", "account_name")
     list_select_related = ("server", "user")
@@ -51,6 +76,9 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
         "mode",
         "origin",
         "account_name",
+        "scopes",
+        "wanted_scopes",
+        "expires_at",
         "connected_by",
         "created_at",
     )
@@ -89,3 +117,76 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
             credential_disconnect(actor=request.user, credential=credential, by_administrator=True)
             count += 1
         self.message_user(request, f"{count} connections revoked.", messages.SUCCESS)
+
+
+class UpstreamClientForm(forms.ModelForm):
+    """The registry's client at an authorization server that offers neither client metadata documents nor
+    dynamic registration, registered there by hand by an operator."""
+
+    client_secret = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        required=False,
+        max_length=4096,
+        strip=False,
+        help_text="When the server gave one; sealed, never shown again.",
+    )
+
+    class Meta:
+        model = UpstreamClient
+        fields = ("issuer", "client_id", "redirect_uri")
+
+    def clean(self):
+        data = self.cleaned_data
+        problem = upstream_client_problem(
+            issuer=data.get("issuer", ""),
+            client_id=data.get("client_id", ""),
+            secret=data.get("client_secret", ""),
+        )
+        if problem:
+            raise ValidationError(problem)
+        return data
+
+    def validate_unique(self):
+        return None  # the service replaces the client the registry had there
+
+
+@admin.register(UpstreamClient)
+class UpstreamClientAdmin(ConsoleModelAdmin):
+    list_display = ("issuer", "client_id", "entered", "redirect_uri", "registered_at")
+    list_filter = ("entered",)
+    search_fields = ("issuer", "client_id")
+    exclude = ("sealed_secret",)
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = UpstreamClientForm
+            kwargs["fields"] = ("issuer", "client_id", "client_secret", "redirect_uri")
+        form = super().get_form(request, obj, **kwargs)
+        if obj is None:
+            form.base_fields["redirect_uri"].initial = f"{base_url(request)}{CALLBACK_PATH}"
+            form.base_fields["redirect_uri"].help_text = "The redirect URI you registered (our callback)."
+        return form
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("issuer", "client_id", "redirect_uri", "entered", "registered_at") if obj is not None else ()
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        client = upstream_client_enter(
+            actor=request.user,
+            issuer=data["issuer"],
+            client_id=data["client_id"],
+            client_secret=data.get("client_secret") or "",
+            redirect_uri=data["redirect_uri"],
+        )
+        obj.pk = client.pk
+
+    def delete_model(self, request, obj):
+        upstream_client_remove(actor=request.user, client=obj)
+
+    def delete_queryset(self, request, queryset):
+        for client in queryset:
+            upstream_client_remove(actor=request.user, client=client)

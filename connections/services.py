@@ -12,7 +12,8 @@ from accounts.choices import AuditAction
 from accounts.services.audit import actor_user, audit_event_record
 from connections import oauth_tokens
 from connections.choices import Purpose
-from connections.models import UpstreamCredential
+from connections.models import UpstreamClient, UpstreamCredential
+from connections.oauth_client import client_secret_sealed
 from connections.sealed import fits, open_as_connected, resealed, seal_for
 from core import sealing
 from servers.choices import UpstreamAuth
@@ -167,6 +168,49 @@ def credential_disconnect(*, actor, credential: UpstreamCredential, by_administr
             },
         )
         credential.delete()
+
+
+def upstream_client_problem(*, issuer: str, client_id: str, secret: str) -> str | None:
+    if not issuer.strip().startswith(("https://", "http://")) or not client_id.strip():
+        return "Enter the authorization server's issuer URL and the client id it gave."
+    if any(c in secret for c in "\r\n\0") or len(secret) > SECRET_MAX_LENGTH:
+        return f"A client secret is one line of at most {SECRET_MAX_LENGTH} characters."
+    return None
+
+
+def upstream_client_enter(*, actor, issuer: str, client_id: str, client_secret: str, redirect_uri: str):
+    """The registry's client at `issuer` as an operator registered it by hand (used before documents and
+    dynamic registration), replacing any client the registry has there for that redirect URI."""
+    if problem := upstream_client_problem(issuer=issuer, client_id=client_id, secret=client_secret):
+        raise ConnectionRefused(problem)
+    issuer, client_id, redirect_uri = issuer.strip().rstrip("/"), client_id.strip(), redirect_uri.strip()
+    sealed = client_secret_sealed(issuer=issuer, redirect_uri=redirect_uri, secret=client_secret)
+    with transaction.atomic():
+        UpstreamClient.objects.filter(issuer=issuer, entered=True).delete()
+        client, _ = UpstreamClient.objects.update_or_create(
+            issuer=issuer,
+            redirect_uri=redirect_uri,
+            defaults={"client_id": client_id, "sealed_secret": sealed, "entered": True},
+        )
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.UPSTREAM_CLIENT_ENTER,
+            target=f"issuer:{issuer}",
+            detail={"client_id": client_id, "redirect_uri": redirect_uri, "secret": bool(client_secret)},
+        )
+    return client
+
+
+def upstream_client_remove(*, actor, client: UpstreamClient) -> None:
+    """Forget the registry's client at an issuer (the next sign-in there identifies the registry anew)."""
+    with transaction.atomic():
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.UPSTREAM_CLIENT_REMOVE,
+            target=f"issuer:{client.issuer}",
+            detail={"client_id": client.client_id, "entered": client.entered},
+        )
+        client.delete()
 
 
 def credentials_reseal(*, progress=None) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from accounts.choices import UiPermission
 from accounts.views import session_page
 from core.errors import ApiError
 from metrics.plots import server_tool_usage
-from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus
+from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus, UpstreamAuth
 from servers.clients import gateway_base_url, gateway_transport, host_configurations
 from servers.policies import server_visible, tools_visible
 from servers.recheck import next_check_at
@@ -104,5 +104,6 @@ def server_page(request, principal, service_path):
         "hosts": host_configurations(server, base),
         "may_make_token": principal.user is not None and not principal.user.is_service_account,
         "can_edit": principal.can(UiPermission.MODIFY_SERVICE, server.path),
+        "may_connect_discovery": principal.is_admin and server.upstream_auth == UpstreamAuth.USER_OAUTH,
     }
     return render(request, "servers/server.html", context)

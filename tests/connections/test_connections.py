@@ -208,3 +208,78 @@ def test_the_server_page_sends_the_user_to_connect_their_credential(client, kim)
 
     assert "data-needs-credential" in keyed_page and 'href="/connections/keyed"' in keyed_page
     assert "data-needs-credential" not in open_page
+
+
+def test_a_server_users_sign_in_to_gets_its_discovery_connection_by_a_sign_in_not_a_secret(
+    admin_client, settings
+):
+    settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK = True
+    signed = ServerFactory(
+        path="/signed", upstream_auth="user_oauth", proxy_pass_url="http://127.0.0.1:9/mcp"
+    )
+
+    refused = admin_client.post(
+        "/admin/connections/upstreamcredential/add/", {"server": signed.pk, "secret": "a-secret"}
+    ).content.decode()
+    page = admin_client.get("/servers/signed").content.decode()
+
+    assert (
+        'make its discovery connection by a sign-in at <a href="/connections/signed?purpose=discovery">'
+        in refused
+    )
+    assert 'href="/connections/signed?purpose=discovery"' in page
+    assert UpstreamCredential.objects.count() == 0
+
+
+def test_an_operator_enters_the_registrys_client_and_sign_ins_use_it_first(admin_client):
+    from connections.models import UpstreamClient
+    from connections.oauth_client import identity_for
+    from connections.oauth_discovery import UpstreamAuthorization
+
+    added = admin_client.post(
+        "/admin/connections/upstreamclient/add/",
+        {
+            "issuer": "https://login.example.com/",
+            "client_id": "registry-at-example",
+            "client_secret": "s3cret",
+            "redirect_uri": "https://registry.example.com/connections/oauth/callback",
+        },
+    )
+    refused = admin_client.post(
+        "/admin/connections/upstreamclient/add/",
+        {"issuer": "login.example.com", "client_id": "", "redirect_uri": "https://r.example.com/cb"},
+    )
+    listed = admin_client.get("/admin/connections/upstreamclient/").content.decode()
+    authorization = UpstreamAuthorization(
+        resource="https://mcp.example.com/mcp",
+        scopes=(),
+        issuer="https://login.example.com",
+        authorization_endpoint="https://login.example.com/authorize",
+        token_endpoint="https://login.example.com/token",
+        registration_endpoint="https://login.example.com/register",
+        revocation_endpoint=None,
+        client_id_metadata_document_supported=True,
+        iss_parameter_supported=True,
+    )
+
+    identity = identity_for(authorization, server_url="https://mcp.example.com/mcp", base="https://r.test")
+
+    assert added.status_code == 302
+    assert (
+        "Enter the authorization server&#x27;s issuer URL and the client id it gave."
+        in refused.content.decode()
+    )
+    assert "registry-at-example" in listed and "s3cret" not in listed
+    [client] = UpstreamClient.objects.all()
+    assert (client.issuer, client.entered, "s3cret" in client.sealed_secret) == (
+        "https://login.example.com",
+        True,
+        False,
+    )
+    assert (identity.client_id, identity.client_secret, identity.how, identity.redirect_uri) == (
+        "registry-at-example",
+        "s3cret",
+        "entered",
+        "https://registry.example.com/connections/oauth/callback",
+    )
+    assert AuditEvent.objects.filter(action="upstream_client.enter").count() == 1

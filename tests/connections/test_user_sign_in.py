@@ -206,4 +206,3 @@ def test_over_http_the_registry_registers_itself_once_and_connects(gateway, upst
     assert client.client_id in upstream.clients()
     assert in_session(named(gateway, "/upclock/mcp"), token_of("ann", token_for), add) == "5"
     assert upstream.user_of(access_token_of("ann", upclock)) == "alice-up"
-
