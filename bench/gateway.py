@@ -1,8 +1,8 @@
 """tools/call straight to an MCP server, through the built-in gateway, through nginx `proxy_pass` alone (the
 practical limit of any proxy) and through nginx with the configuration `manage.py nginx_config` writes (the
 registry checks each call and hands it back to nginx), with 1 and 16 clients. The gateway also fronts the
-same server with shared headers and with each user's own secret (sealed; opened once per process and
-auth epoch), side by side.
+same server with shared headers, with each user's own secret and with each user's sign-in (sealed;
+opened once per process and auth epoch, a sign-in's no longer than its token is fresh), side by side.
 
 One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (WEB_CONCURRENCY web processes,
 one per core) and one
@@ -68,6 +68,19 @@ keyed = Server.objects.create(path="/keyed", name="Keyed", description="d", prox
 admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
 principal = principal_for_user(admin, auth_method=AuthMethod.SESSION)
 credential_secret_connect(actor=principal, server=keyed, user=admin, secret="the-admins-own-key")
+from datetime import timedelta
+from django.utils import timezone
+from connections.choices import Purpose
+from connections.oauth_flow import SignedIn
+from connections.oauth_tokens import Grant
+from connections.services import credential_signed_in
+signed = Server.objects.create(path="/signed", name="Signed", description="d", proxy_pass_url="{upstream}",
+                               is_enabled=True, upstream_auth="user_oauth")
+values = {"client_id": "registry", "client_secret": None, "token_endpoint": "http://127.0.0.1:9/token",
+          "revocation_endpoint": None, "issuer": "http://127.0.0.1:9", "resource": "{upstream}"}
+grant = Grant("the-admins-access-token", "the-admins-refresh-token", timezone.now() + timedelta(hours=2), "mcp")
+credential_signed_in(actor=principal, user=admin, signed_in=SignedIn("{upstream}", signed.pk, admin.pk,
+                     Purpose.USER, values, grant))
 grant = user_token_issue(principal=principal, requested_scopes=None, expires_in_hours=2, description="bench",
                          admin=True)
 print(grant.access_token)
@@ -276,6 +289,7 @@ def main() -> None:
                     ("built-in gateway", f"http://127.0.0.1:{port}/bench/mcp", auth),
                     ("gateway, shared headers", f"http://127.0.0.1:{port}/shared/mcp", auth),
                     ("gateway, each user's secret", f"http://127.0.0.1:{port}/keyed/mcp", auth),
+                    ("gateway, each user's sign-in", f"http://127.0.0.1:{port}/signed/mcp", auth),
                     ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
                 ]
