@@ -18,22 +18,12 @@ from connections.oauth_tokens import Grant
 from connections.services import credential_signed_in
 from gateway.sign_in import sign_in_refused
 from tests.factories import ServerFactory
-from tests.gateway.gateway_calls import gateway_fixture, post, sse_messages  # noqa: F401
+from tests.gateway.gateway_calls import INITIALIZE, gateway_fixture, post, sse_messages  # noqa: F401
 from tests.mcp_servers import AUTH_TOKEN, UNSCOPED_TOKEN, auth_server_fixture  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 CALL = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1}}}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 @pytest.fixture
