@@ -37,10 +37,12 @@ from gateway import (
     paths,
     routing,
     sessions,
+    virtual,
 )
 from gateway.sign_in import SignInRefused
 from servers.cache import ROUTES
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
+from virtual_servers.cache import VIRTUALS
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 SESSION_GONE = "Session not found"
@@ -141,15 +143,21 @@ class Gateway:
         if problem := headers.origin_problem(scope):
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = headers.first(scope, b"authorization")
-        epochs = await epochs_async(PRINCIPALS, ROUTES)
+        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS)
         route = routing.cached_route(bearer_of(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(
                 scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs
             )
-        server_path, principal = route.server.path, route.principal
+        server_path, principal = route.path, route.principal
         routing.check_binding(principal, target.candidates[0], server_path)
-        url = route.server.proxy_pass_url
+        if route.virtual is not None and target.endpoint != "mcp":
+            raise routing.Refusal(
+                404,
+                ErrorCode.NOT_FOUND,
+                f"{server_path} is a virtual server: it is served at {server_path}/mcp.",
+            )
+        url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
@@ -178,6 +186,8 @@ class Gateway:
                 ErrorCode.PERMISSION_DENIED,
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
+        if route.virtual is not None:
+            return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs[0])
         offered = (
             frozenset()
             if headers.has_param_headers(scope)
@@ -188,6 +198,7 @@ class Gateway:
             redirect = handoff.redirect_headers(route.server, query, principal, tool)
             await send({"type": "http.response.start", "status": 200, "headers": redirect})
             return await send({"type": "http.response.body", "body": b""})
+
         async def attempt(credential: dict[str, str]) -> None:
             """The request sent with `credential` (a deferred session paired first) and answered."""
             outbound_headers = {**headers.forwarded_request_headers(scope), **credential}
@@ -202,7 +213,7 @@ class Gateway:
                 outbound_headers.pop("mcp-session-id", None)
                 if paired != deferred.NO_SESSION:
                     outbound_headers["mcp-session-id"] = paired
-                answer_to = _session_renamed(send, session_id)
+                answer_to = forwarding.session_renamed(send, session_id)
             outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
             await forwarding.forward(receive, answer_to, route, outbound, checked, target.endpoint, opened)
 
@@ -260,18 +271,6 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     if deferred.is_deferred(session_id) and method == "GET":  # no stream until the server's session opens
         raise routing.Refusal(405, ErrorCode.METHOD_NOT_ALLOWED, str(missing), {"Allow": "POST, DELETE"})
     raise asking.refusal(scope, missing)
-
-
-def _session_renamed(send, session_id: str):
-    """`send`, naming the deferred session in the answer where the server named its own."""
-
-    async def sending(message):
-        if message["type"] == "http.response.start":
-            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"]
-            message = {**message, "headers": [*kept, (b"mcp-session-id", session_id.encode("latin-1"))]}
-        await send(message)
-
-    return sending
 
 
 def _with_headers(send, extra: list[tuple[bytes, bytes]]):

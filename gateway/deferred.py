@@ -134,9 +134,20 @@ def _tools(server, principal) -> list[dict]:
 
 async def upstream_session(server, session_id: str, record: dict, credential_headers: dict) -> str:
     """The server's session paired with the deferred one, opened now with the caller's credential when
-    it is not yet: the client's `initialize` replayed, then `notifications/initialized`."""
+    it is not yet."""
     if record.get("upstream"):
         return record["upstream"]
+    paired = await open_upstream_session(server, record["init"], credential_headers)
+    record["upstream"] = paired
+    await _keep(server.path, session_id, record)
+    return paired
+
+
+async def open_upstream_session(server, init_params: dict, credential_headers: dict) -> str:
+    """A session of the server for a client the gateway stands in for: the client's `initialize`
+    (`init_params`) replayed with the caller's credential, then `notifications/initialized`; the server's
+    session id (NO_SESSION when it keeps none). SignInRefused when it refuses the caller's sign-in,
+    Refusal (502) when it refuses otherwise or cannot be reached."""
     base = {
         **credential_headers,
         "content-type": "application/json",
@@ -146,7 +157,7 @@ async def upstream_session(server, session_id: str, record: dict, credential_hea
         "jsonrpc": "2.0",
         "id": "registry-deferred-initialize",
         "method": "initialize",
-        "params": record["init"],
+        "params": init_params,
     }
     try:
         async with upstream.session().post(
@@ -162,7 +173,7 @@ async def upstream_session(server, session_id: str, record: dict, credential_hea
                     f"The MCP server at {server.path} refused to open a session ({response.status}).",
                 )
             paired = response.headers.get("mcp-session-id") or NO_SESSION
-        follow = {**base, "mcp-protocol-version": record["init"]["protocolVersion"]}
+        follow = {**base, "mcp-protocol-version": init_params.get("protocolVersion", "")}
         if paired != NO_SESSION:
             follow["mcp-session-id"] = paired
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -176,8 +187,6 @@ async def upstream_session(server, session_id: str, record: dict, credential_hea
             ErrorCode.UPSTREAM_UNAVAILABLE,
             f"The MCP server at {server.path} could not be reached ({type(error).__name__}).",
         ) from None
-    record["upstream"] = paired
-    await _keep(server.path, session_id, record)
     return paired
 
 

@@ -22,7 +22,6 @@ from gateway.sign_in import sign_in_refused
 logger = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class Outbound:
     """The request as it goes to the server."""
@@ -42,6 +41,19 @@ async def json_answer(send, status: int, payload, extra: dict[str, str] | None =
         headers.append((b"content-type", b"application/json"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def session_renamed(send, session_id: str):
+    """`send`, naming the gateway's session in the answer where the server named its own (a session the
+    gateway opened for the client: gateway/deferred.py, gateway/virtual.py)."""
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"]
+            message = {**message, "headers": [*kept, (b"mcp-session-id", session_id.encode("latin-1"))]}
+        await send(message)
+
+    return sending
 
 
 async def forward(

@@ -25,14 +25,22 @@ from core.errors import ErrorCode
 from gateway import jsonrpc
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
+from virtual_servers.selectors import VirtualTarget, virtual_for_gateway, virtual_for_gateway_cached
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 
 @dataclass(frozen=True)
 class Route:
-    server: Server
+    """Where a gateway request goes: a server, or (its path held by no server) a virtual server."""
+
+    server: Server | None
     principal: Principal
+    virtual: VirtualTarget | None = None
+
+    @property
+    def path(self) -> str:
+        return self.virtual.path if self.virtual is not None else self.server.path
 
 
 class Refusal(Exception):
@@ -48,28 +56,38 @@ class NotOurs(Exception):
     edit page of a server whose path is `/mcp`, say)."""
 
 
-def _route(server: Server | None, principal: Principal, candidates: tuple[str, ...]) -> Route:
+def _route(server: Server | None, principal: Principal, candidates: tuple[str, ...], virtual=None) -> Route:
+    if server is None and virtual is not None and virtual.is_enabled:
+        return Route(server=None, principal=principal, virtual=virtual)
     if server is None or not server.is_enabled:
         raise Refusal(404, ErrorCode.NOT_FOUND, f"No enabled MCP server at {candidates[0]}.")
     return Route(server=server, principal=principal)
 
 
 def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
-    """The route from the per-process caches alone (no database), or None when either misses."""
+    """The route from the per-process caches alone (no database), or None when any misses. `epochs`:
+    the principals', the routes' and the virtual servers' (gateway/app.py)."""
     if token is None:
         return None
     server = server_for_gateway_cached(candidates, epochs[1])
-    if server is MISSING or server is None:
+    if server is MISSING:
         return None
+    virtual = None
+    if server is None:
+        virtual = virtual_for_gateway_cached(candidates, epochs[2])
+        if virtual is MISSING or virtual is None:
+            return None
     principal = cached_principal(token, epochs[0])
-    return None if principal is None else _route(server, principal, candidates)
+    return None if principal is None else _route(server, principal, candidates, virtual)
 
 
 def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs) -> Route:
-    """The caller, then the server (longest registered prefix, enabled); Refusal otherwise. The caller
-    comes first, so an anonymous client cannot tell registered paths from unknown ones."""
+    """The caller, then the server (longest registered prefix, enabled) or else the virtual server;
+    Refusal otherwise. The caller comes first, so an anonymous client cannot tell registered paths from
+    unknown ones."""
     server = server_for_gateway(candidates, epochs[1])
-    if server is None:
+    virtual = virtual_for_gateway(candidates, epochs[2]) if server is None else None
+    if server is None and virtual is None:
         try:
             resolve(path)
         except Resolver404:
@@ -88,7 +106,7 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
             raise Refusal(401, ErrorCode.NOT_AUTHENTICATED, "Authentication credentials were not provided.")
         if principal.viewed_by:  # calling a tool acts as the user: viewing as them is read only
             raise Refusal(403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
-    return _route(server, principal, candidates)
+    return _route(server, principal, candidates, virtual)
 
 
 def check_binding(principal: Principal, audience: str, server_path: str) -> None:

@@ -408,6 +408,47 @@ def keyed_server_fixture():
     running.stop()
 
 
+def library_app():
+    """A server with a tool that takes a repository, an `echo` of its own, a prompt, a resource and a
+    resource template (for virtual servers of several members)."""
+    server = MCPServer("Library", log_level="WARNING")
+
+    @server.tool()
+    def search(query: str, repository: str) -> str:
+        """Search a repository."""
+        return f"{repository}: {query}"
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo, the library's way."""
+        return f"library says {text}"
+
+    @server.prompt()
+    def review(code: str) -> str:
+        """Ask for a review of some code."""
+        return f"Please review: {code}"
+
+    @server.resource("file:///readme.md")
+    def readme() -> str:
+        """The library's readme."""
+        return "Read me first."
+
+    @server.resource("file:///docs/{name}")
+    def doc(name: str) -> str:
+        """A page of the library's documentation."""
+        return f"The page {name}."
+
+    return server.streamable_http_app()
+
+
+@pytest.fixture(scope="session", name="library_server")
+def library_server_fixture():
+    """URL of a streamable-HTTP MCP server with tools, a prompt, a resource and a resource template."""
+    running = _serve(library_app())
+    yield running.url("/mcp")
+    running.stop()
+
+
 @pytest.fixture(scope="session", name="paged_server")
 def paged_server_fixture():
     """URL of a streamable-HTTP MCP server listing PAGED_TOOL_COUNT tools over several pages."""

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "accounts",
     "servers",
     "connections",
+    "virtual_servers",
     "gateway",
     "oauth",
     "catalog",
@@ -153,6 +154,9 @@ UPSTREAM_OAUTH_ALLOW_LOOPBACK = env.bool("UPSTREAM_OAUTH_ALLOW_LOOPBACK", defaul
 UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS = env.float("UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS", default=10)
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
+# What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above
+# servers answer "what holds this path", or None.
+GATEWAY_PATH_HOLDERS = ["virtual_servers.selectors.path_holder"]
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

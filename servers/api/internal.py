@@ -151,11 +151,10 @@ class InternalRegisterView(InternalView):
                 is_enabled=True,
                 **serializer.service_fields(),
             )
-        except ServerConflict:
+        except ServerConflict as conflict:
+            detail = f"A server is already registered at {path}; send overwrite=true to replace it."
             raise ApiError(
-                409,
-                ErrorCode.CONFLICT,
-                f"A server is already registered at {path}; send overwrite=true to replace it.",
+                409, ErrorCode.CONFLICT, detail if conflict.replaceable else str(conflict)
             ) from None
         except DjangoValidationError as exc:
             raise serializers.ValidationError(

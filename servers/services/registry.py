@@ -2,7 +2,9 @@
 validate, audit and behave the same everywhere."""
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
+from django.utils.module_loading import import_string
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
@@ -41,7 +43,12 @@ WRITE_ONLY_FIELDS = {"headers"}  # outbound credentials: set, never shown
 
 
 class ServerConflict(Exception):
-    """The path is already registered (and overwriting was not asked for)."""
+    """The path is already registered (and overwriting was not asked for), or something else holds it
+    (`replaceable` False: overwriting cannot help)."""
+
+    def __init__(self, message: str, replaceable: bool = True):
+        super().__init__(message)
+        self.replaceable = replaceable
 
 
 def _target(server: Server) -> str:
@@ -56,6 +63,9 @@ def server_create(
     fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers={})
     if Server.objects.filter(path=path).exists():
         raise ServerConflict(f"A server is already registered at {path}.")
+    for holder in settings.GATEWAY_PATH_HOLDERS:
+        if held := import_string(holder)(path):
+            raise ServerConflict(f"{path} is the path of {held}.", replaceable=False)
     server = Server(
         path=path,
         is_enabled=is_enabled,

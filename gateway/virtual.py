@@ -1,0 +1,291 @@
+"""A virtual server at `/<path>/mcp` (virtual_servers/): the gateway is the server its clients talk to.
+The request has passed every check a plain server's does (Host and Origin, the caller, the session's
+owner, each message by the one rule at the virtual path, with the names clients see); then:
+
+- `initialize` opens a session of the gateway's own (gateway/virtual_sessions.py), with the capabilities
+  of what the members carry; `ping`, `logging/setLevel` and notifications are answered here;
+- `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` gather every member's
+  whole list at once (members' sessions opened on first use with the caller's own credential for each),
+  apply what the definition says (virtual_servers/mapping.py) and keep what the caller may use both at
+  the virtual path and on the member's own server; a member that cannot answer is left out;
+- `tools/call`, `prompts/get` and `resources/read` / `subscribe` / `unsubscribe` reach the member under its
+  own names (a fixed argument sent by the client is refused, the fixed ones added), checked by the one
+  rule again at the member's own path, and its answer streams back unbuffered (gateway/forwarding.py),
+  under the virtual session's id;
+- DELETE ends the members' sessions and the virtual one.
+
+Virtual servers speak the handshake revisions (2025-03-26 to 2025-11-25) over streamable HTTP; a
+2026-07-28 client is told so by `server/discover` and falls back to `initialize`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+
+from core.errors import ErrorCode
+from gateway import asking, forwarding, jsonrpc, limits, messages, sessions, virtual_members, virtual_sessions
+from gateway.deferred import HANDSHAKE_VERSIONS
+from gateway.routing import Refusal, Route
+from gateway.sign_in import SignInRefused
+from gateway.virtual_members import Caller, MemberFailed
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
+from virtual_servers.mapping import fixed_of, prompt_seen, resource_of, resource_seen, tool_of, tool_seen
+
+logger = logging.getLogger(__name__)
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+SESSION_GONE = "Session not found"
+LISTS = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+ROUTED = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
+async def answer(scope, receive, send, route: Route, checked, method: str, session_id: str, epoch) -> None:
+    """The virtual server's answer to a checked request."""
+    virtual, principal = route.virtual, route.principal
+    if method == "GET":
+        raise Refusal(
+            405,
+            ErrorCode.METHOD_NOT_ALLOWED,
+            f"{virtual.path} is a virtual server: it opens no stream of its own; POST requests.",
+            {"Allow": "POST, DELETE"},
+        )
+    record = await virtual_sessions.load(virtual.path, session_id) if session_id else None
+    if session_id and record is None:
+        return await forwarding.json_answer(
+            send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
+        )
+    caller = Caller(principal, epoch, virtual.path, session_id, record)
+    if method == "DELETE":
+        if record is not None:
+            await _close(caller, virtual)
+        return await forwarding.json_answer(send, 200, None)
+    forward = checked.forward
+    single = forward[0] if not checked.batch and len(forward) == 1 else None
+    if single is not None and single.get("method") in ROUTED and "id" in single and record is not None:
+        return await _stream(scope, receive, send, route, caller, checked, single)
+    replies, opened = [], None
+    for message in forward:
+        if "id" not in message or "method" not in message:
+            continue  # notifications, and answers to requests no member's stream can send here
+        reply, new_session = await _reply(virtual, caller, message)
+        opened = opened or new_session
+        replies.append(reply)
+    replies += checked.denied
+    extra = {"mcp-session-id": opened} if opened else {}
+    if not replies:
+        return await forwarding.json_answer(send, 202, None, extra)
+    return await forwarding.json_answer(send, 200, replies if checked.batch else replies[0], extra)
+
+
+async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | None]:
+    """(the answer to one request, the session it opened if it was `initialize`)."""
+    method, request_id = message["method"], message["id"]
+    if method == "initialize":
+        session_id, result = await _open(virtual, caller, message)
+        return _result(request_id, result), session_id
+    if method == "server/discover":  # 2026-07-28's handshake: not spoken here, the client falls back
+        return jsonrpc.error_message(
+            request_id, METHOD_NOT_FOUND, "A virtual server speaks 2025-11-25 and earlier: send initialize."
+        ), None
+    if method in ("ping", "logging/setLevel"):
+        return _result(request_id, {}), None
+    if caller.record is None:
+        return jsonrpc.error_message(request_id, jsonrpc.INVALID_REQUEST, "Send initialize first."), None
+    if method in LISTS:
+        return _result(request_id, {LISTS[method]: await _merged(virtual, caller, method)}), None
+    if method in ROUTED:
+        found = await _member_message(virtual, caller, message)
+        if "error" in found:
+            return found, None
+        member, routed = found["member"], found["message"]
+        if not jsonrpc.allowed(caller.principal, member.server.path, jsonrpc.read(routed)[1][0]):
+            return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, _backing_denial(caller, member)), None
+        try:
+            return await virtual_members.ask(caller, member, routed), None
+        except MemberFailed as failed:
+            return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed)), None
+    return jsonrpc.error_message(
+        request_id, METHOD_NOT_FOUND, f"{method} is not served by virtual servers."
+    ), None
+
+
+def _result(request_id, result: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+async def _open(virtual, caller: Caller, message: dict) -> tuple[str, dict]:
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    asked = params.get("protocolVersion")
+    version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    session_id = virtual_sessions.PREFIX + secrets.token_urlsafe(24)
+    await sessions.bind(virtual.path, session_id, caller.principal)
+    record = virtual_sessions.new_record({**params, "protocolVersion": version})
+    await virtual_sessions.keep(virtual.path, session_id, record)
+    capabilities = {"tools": {"listChanged": False}}
+    if any(member.prompts.get("include") != [] for member in virtual.members):
+        capabilities["prompts"] = {"listChanged": False}
+    if any(member.resources.get("include") != [] for member in virtual.members):
+        capabilities["resources"] = {"subscribe": True, "listChanged": False}
+    result = {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "serverInfo": {"name": virtual.name, "version": "1.0.0"},
+    }
+    if virtual.description:
+        result["instructions"] = virtual.description
+    return session_id, result
+
+
+async def _merged(virtual, caller: Caller, method: str) -> list[dict]:
+    """A list of every member, as clients see it and cut to what the caller may use."""
+    key = LISTS[method]
+    gathered = await asyncio.gather(
+        *(virtual_members.whole_list(caller, member, method, key) for member in virtual.members),
+        return_exceptions=True,
+    )
+    shown, names = [], {}
+    for member, items in zip(virtual.members, gathered, strict=True):
+        if isinstance(items, BaseException):
+            if not isinstance(items, MemberFailed):
+                raise items
+            logger.info("A member of %s is left out of %s: %s", virtual.path, method, items)
+            continue
+        for item in items:
+            seen, own = _seen(method, item, member)
+            if seen is None or not _may_use(caller, virtual, member, method, seen, own):
+                continue
+            name = seen.get("name") if method in ("tools/list", "prompts/list") else None
+            if name is not None:
+                if name in names:
+                    continue  # a name another member's list showed first
+                names[name] = [member.key, own]
+            shown.append(seen)
+    if method in ("tools/list", "prompts/list"):
+        caller.record[key] = names
+        await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+    return shown
+
+
+def _seen(method: str, item: dict, member) -> tuple[dict | None, str | None]:
+    if method == "tools/list":
+        return tool_seen(item, member), item.get("name")
+    if method == "prompts/list":
+        return prompt_seen(item, member), item.get("name")
+    field = "uriTemplate" if method == "resources/templates/list" else "uri"
+    return resource_seen(item, member, field), item.get(field)
+
+
+def _may_use(caller: Caller, virtual, member, method: str, seen: dict, own) -> bool:
+    principal = caller.principal
+    if method == "tools/list":
+        return principal.allows_mcp(virtual.path, jsonrpc.TOOLS_CALL, seen["name"]) and principal.allows_mcp(
+            member.server.path, jsonrpc.TOOLS_CALL, own
+        )
+    used = "prompts/get" if method == "prompts/list" else "resources/read"
+    return principal.allows_mcp(virtual.path, used) and principal.allows_mcp(member.server.path, used)
+
+
+async def _member_message(virtual, caller: Caller, message: dict) -> dict:
+    """{"member", "message"}: the member a routed request reaches and the request in its own names; or
+    the JSON-RPC error that answers it."""
+    method, request_id = message["method"], message["id"]
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    members = list(virtual.members)
+    if method == "tools/call":
+        shown = caller.record.get("tools", {})
+        known = {key: set(names) for key, names in virtual.known.items()}
+        for _, (key, own) in shown.items():
+            known.setdefault(key, set()).add(own)
+        found = tool_of(params.get("name", ""), members, known)
+        if found is None:
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown tool: {params.get('name')}")
+        member, own = found
+        fixed = fixed_of(member, own)
+        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        if sent := sorted(set(arguments) & set(fixed)):
+            return jsonrpc.error_message(
+                request_id,
+                INVALID_PARAMS,
+                f"{', '.join(sent)} is fixed by {virtual.path} and cannot be sent.",
+            )
+        routed = {**params, "name": own, "arguments": {**arguments, **fixed}}
+    elif method == "prompts/get":
+        name = params.get("name", "")
+        if name not in caller.record.get("prompts", {}):
+            await _merged(virtual, caller, "prompts/list")
+        key = caller.record.get("prompts", {}).get(name, [None])[0]
+        member = next((m for m in members if m.key == key), None)
+        if member is None:
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown prompt: {name}")
+        routed = params
+    else:
+        found = resource_of(params.get("uri", ""), members) if isinstance(params.get("uri"), str) else None
+        if found is None:
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown resource: {params.get('uri')}")
+        member, own = found
+        routed = {**params, "uri": own}
+    return {"member": member, "message": {**message, "params": routed}}
+
+
+def _backing_denial(caller: Caller, member) -> str:
+    return f"Access denied: '{caller.principal.username}' may not do this on server '{member.server.path}'."
+
+
+async def _stream(scope, receive, send, route: Route, caller: Caller, checked, message: dict) -> None:
+    """A routed request carried to its member and the answer streamed back under the virtual session."""
+    virtual, principal = route.virtual, route.principal
+    found = await _member_message(virtual, caller, message)
+    if "error" in found:
+        return await forwarding.json_answer(send, 200, found)
+    member, routed = found["member"], found["message"]
+    member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
+    if member_checked.denied:
+        denied = jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, _backing_denial(caller, member))
+        return await forwarding.json_answer(send, 200, denied)
+    try:
+        headers = await virtual_members.credential(member, principal, caller.epoch)
+        opened = await virtual_members.member_session(caller, member, headers)
+    except CredentialMissing as missing:
+        return await forwarding.json_answer(send, *asking.answer(scope, checked, missing))
+    except CredentialUnavailable as unavailable:
+        raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
+    except SignInRefused as refused:
+        return await forwarding.json_answer(
+            send, *asking.answer(scope, checked, refused.missing(member.server))
+        )
+    outbound = forwarding.Outbound(
+        method="POST",
+        url=member.server.proxy_pass_url,
+        headers=virtual_members.request_headers(caller.record, headers, opened),
+        body=json.dumps(routed, separators=(",", ":")).encode(),
+    )
+    member_route = Route(server=member.server, principal=principal)
+    answer_to = forwarding.session_renamed(send, caller.session_id)
+    with limits.slot(sessions.owner(principal), member.server.proxy_pass_url):
+        try:
+            await forwarding.forward(receive, answer_to, member_route, outbound, member_checked, "mcp")
+        except SignInRefused as refused:
+            await forwarding.json_answer(send, *asking.answer(scope, checked, refused.missing(member.server)))
+
+
+async def _close(caller: Caller, virtual) -> None:
+    members = {member.key: member for member in virtual.members}
+    await asyncio.gather(
+        *(
+            virtual_members.close(caller, members[key], opened)
+            for key, opened in caller.record["members"].items()
+            if key in members
+        )
+    )
+    await sessions.unbind(virtual.path, caller.session_id)
+    await virtual_sessions.forget(virtual.path, caller.session_id)

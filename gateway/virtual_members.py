@@ -1,0 +1,149 @@
+"""The gateway speaking to a virtual server's members for a caller: each member's session opened on first
+use with the caller's own credential for that server (the client's `initialize` replayed,
+gateway/deferred.py), one request sent and its answer read (a JSON answer or an event stream), and whole
+lists gathered page by page. A member that cannot answer raises MemberFailed, whose text names it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from connections.resolver import gateway_headers
+from gateway import deferred, upstream, virtual_sessions
+from gateway.routing import Refusal
+from gateway.sign_in import sign_in_refused
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
+
+PAGE_LIMIT = 20  # pages of one member's list followed at most
+
+
+@dataclass
+class Caller:
+    """A caller in one virtual session: who, the auth epoch, and the session's record."""
+
+    principal: object
+    epoch: object
+    virtual_path: str
+    session_id: str
+    record: dict
+
+
+class MemberFailed(Exception):
+    """A member did not answer usably; the text names it and is safe to show."""
+
+
+async def credential(member, principal, epoch) -> dict[str, str]:
+    """The caller's outbound headers for the member (CredentialMissing when they must connect one)."""
+    return await gateway_headers(member.server, principal, epoch)
+
+
+async def member_session(caller: Caller, member, headers) -> str:
+    """The member's session of this virtual session, opened now when it is not yet."""
+    opened = caller.record["members"].get(member.key)
+    if opened:
+        return opened
+    opened = await deferred.open_upstream_session(member.server, caller.record["init"], headers)
+    caller.record["members"][member.key] = opened
+    await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+    return opened
+
+
+def request_headers(record: dict, credential_headers: dict, member_session_id: str) -> dict[str, str]:
+    sent = {
+        **credential_headers,
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": record["init"].get("protocolVersion", ""),
+    }
+    if member_session_id != deferred.NO_SESSION:
+        sent["mcp-session-id"] = member_session_id
+    return sent
+
+
+async def ask(caller: Caller, member, message: dict) -> dict:
+    """The member's answer to one request (the JSON-RPC message with its id)."""
+    try:
+        headers = await credential(member, caller.principal, caller.epoch)
+        opened = await member_session(caller, member, headers)
+    except (CredentialMissing, CredentialUnavailable) as missing:
+        raise MemberFailed(str(missing)) from None
+    except Refusal as refusal:
+        raise MemberFailed(refusal.detail) from None
+    path = member.server.path
+    try:
+        async with upstream.session().post(
+            member.server.proxy_pass_url,
+            data=json.dumps(message),
+            headers=request_headers(caller.record, headers, opened),
+            timeout=upstream.timeout(),
+            allow_redirects=False,
+        ) as response:
+            if sign_in_refused(member.server, response):
+                raise MemberFailed(f"{path} refused the caller's sign-in.")
+            if response.status >= 400:
+                raise MemberFailed(f"The MCP server at {path} answered {response.status}.")
+            body = await response.content.read(settings.GATEWAY_MAX_REWRITE_BYTES + 1)
+            if len(body) > settings.GATEWAY_MAX_REWRITE_BYTES:
+                raise MemberFailed(f"The MCP server at {path} answered more than the gateway reads.")
+            content_type = response.headers.get("content-type", "")
+    except upstream.ERRORS as error:
+        raise MemberFailed(
+            f"The MCP server at {path} could not be reached ({type(error).__name__})."
+        ) from None
+    for answer in _messages(body, content_type):
+        if isinstance(answer, dict) and answer.get("id") == message["id"] and "method" not in answer:
+            return answer
+    raise MemberFailed(f"The MCP server at {path} gave no answer to the request.")
+
+
+def _messages(body: bytes, content_type: str) -> list:
+    """The JSON-RPC messages of an answer: a JSON body, or the `data` of each event of a stream."""
+    try:
+        if content_type.startswith("application/json"):
+            decoded = json.loads(body)
+            return decoded if isinstance(decoded, list) else [decoded]
+        found = []
+        for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+            data = b"\n".join(
+                line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
+            )
+            if data:
+                decoded = json.loads(data)
+                found += decoded if isinstance(decoded, list) else [decoded]
+        return found
+    except (ValueError, RecursionError):
+        return []
+
+
+async def whole_list(caller: Caller, member, method: str, key: str) -> list:
+    """Every item of a member's list (`key` of each page's result), following its cursors."""
+    items, cursor = [], None
+    for page in range(PAGE_LIMIT):
+        params = {"cursor": cursor} if cursor else {}
+        request = {"jsonrpc": "2.0", "id": f"registry-virtual-{page}", "method": method, "params": params}
+        answer = await ask(caller, member, request)
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise MemberFailed(f"The MCP server at {member.server.path} refused {method}.")
+        items += [item for item in result.get(key) or [] if isinstance(item, dict)]
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            return items
+    return items
+
+
+async def close(caller: Caller, member, member_session_id: str) -> None:
+    """End the member's session (best effort: it expires on the member's side otherwise)."""
+    if member_session_id == deferred.NO_SESSION:
+        return
+    try:
+        own = await credential(member, caller.principal, caller.epoch)
+        headers = request_headers(caller.record, own, member_session_id)
+        async with upstream.session().delete(
+            member.server.proxy_pass_url, headers=headers, timeout=upstream.timeout()
+        ) as response:
+            await response.read()
+    except (CredentialMissing, CredentialUnavailable, *upstream.ERRORS):
+        pass

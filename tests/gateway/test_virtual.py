@@ -1,0 +1,185 @@
+"""A virtual server through the gateway, with the official Python SDK client: two real MCP servers as
+members (tests/mcp_servers.py), a tool renamed and described anew, a tool with a fixed argument, prompts,
+resources and resource templates of one member, and the refusals: a fixed argument sent anyway, a tool the
+caller may not call on its own server, a member removed while a session is open."""
+
+import http.client
+import json
+
+import anyio
+import pytest
+from django.db import connection
+from mcp.shared.exceptions import MCPError
+
+from servers.models import Server
+from servers.services import server_delete
+from tests.factories import ServerFactory, ToolFactory
+from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
+from tests.mcp_servers import library_server_fixture, time_server_fixture  # noqa: F401
+from virtual_servers.services import virtual_server_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "repository": {"type": "string"}},
+    "required": ["query", "repository"],
+}
+EVERYTHING = [{"server": "*", "methods": ["*"], "tools": ["*"]}]
+
+
+@pytest.fixture
+def team(time_server, library_server):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+    library = ServerFactory(path="/library", name="Library", proxy_pass_url=library_server)
+    for name in ("add", "echo", "current_time"):
+        ToolFactory(server=clock, name=name)
+    ToolFactory(server=library, name="search", input_schema=SEARCH_SCHEMA)
+    ToolFactory(server=library, name="echo")
+    return virtual_server_create(
+        actor=None,
+        path="/team",
+        definition={
+            "name": "Team tools",
+            "description": "What the team uses.",
+            "members": [
+                {
+                    "server": "/clock",
+                    "tools": {"include": ["add", "current_time"]},
+                    "prompts": {"include": []},
+                    "resources": {"include": []},
+                    "tool_settings": {"add": {"alias": "plus", "description": "Adds two numbers."}},
+                },
+                {
+                    "server": "/library",
+                    "tools": {"exclude": ["echo"]},
+                    "tool_settings": {"search": {"alias": "search_api", "fixed": {"repository": "acme/api"}}},
+                },
+            ],
+        },
+    )
+
+
+@pytest.fixture
+def vic(team, member, scope_factory, token_for):
+    scope_factory("everything", group="everyone", server_rules=EVERYTHING)
+    return token_for(member("vic", "everyone"))
+
+
+def test_a_client_lists_and_calls_the_members_tools_under_the_names_the_definition_gives(gateway, vic):
+    async def work(client):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        plus = (await client.call_tool("plus", {"a": 2, "b": 3})).content[0].text
+        found = (await client.call_tool("search_api", {"query": "retries"})).content[0].text
+        return tools, plus, found, client.server_info.name, client.instructions
+
+    tools, plus, found, name, instructions = run(gateway.url("/team/mcp"), vic, work)
+
+    assert sorted(tools) == ["current_time", "plus", "search_api"]
+    assert tools["plus"].description == "Adds two numbers."
+    assert tools["search_api"].input_schema["properties"] == {"query": {"title": "Query", "type": "string"}}
+    assert tools["search_api"].input_schema["required"] == ["query"]
+    assert (plus, found) == ("5", "acme/api: retries")
+    assert (name, instructions) == ("Team tools", "What the team uses.")
+
+
+def test_prompts_resources_and_templates_of_a_member_are_read_through_the_virtual_server(gateway, vic):
+    async def work(client):
+        prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
+        prompt = await client.get_prompt("review", {"code": "x = 1"})
+        resources = [str(resource.uri) for resource in (await client.list_resources()).resources]
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+        readme = await client.read_resource("library+file:///readme.md")
+        page = await client.read_resource("library+file:///docs/intro")
+        return prompts, prompt.messages[0].content.text, resources, templates, readme, page
+
+    prompts, text, resources, templates, readme, page = run(gateway.url("/team/mcp"), vic, work)
+
+    assert prompts == ["review"]
+    assert text == "Please review: x = 1"
+    assert resources == ["library+file:///readme.md"]
+    assert templates == ["library+file:///docs/{name}"]
+    assert readme.contents[0].text == "Read me first."
+    assert page.contents[0].text == "The page intro."
+
+
+def test_a_fixed_argument_sent_by_the_client_is_refused(gateway, vic):
+    async def work(client):
+        try:
+            await client.call_tool("search_api", {"query": "q", "repository": "evil/fork"})
+        except MCPError as refused:
+            return refused.error
+
+    error = run(gateway.url("/team/mcp"), vic, work)
+
+    assert (error.code, error.message) == (-32602, "repository is fixed by /team and cannot be sent.")
+
+
+def test_a_virtual_server_grants_no_more_than_its_members_do(gateway, team, member, scope_factory, token_for):
+    scope_factory(
+        "team", group="team-only", server_rules=[{"server": "/team", "methods": ["*"], "tools": ["*"]}]
+    )
+    scope_factory(
+        "clock", group="team-only", server_rules=[{"server": "/clock", "methods": ["*"], "tools": ["*"]}]
+    )
+    val = token_for(member("val", "team-only"))
+
+    async def work(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+        try:
+            await client.call_tool("search_api", {"query": "q"})
+        except MCPError as refused:
+            return tools, refused.error
+
+    tools, error = run(gateway.url("/team/mcp"), val, work)
+
+    assert tools == ["current_time", "plus"]
+    assert error.code == -32001
+    assert error.message == "Access denied: 'val' may not do this on server '/library'."
+
+
+def test_a_member_removed_while_a_session_is_open_leaves_the_rest_usable(gateway, vic):
+    def remove_library():  # in a worker thread, whose database connection is closed after
+        try:
+            server_delete(actor=None, server=Server.objects.get(path="/library"))
+        finally:
+            connection.close()
+
+    async def work(client):
+        before = sorted(tool.name for tool in (await client.list_tools()).tools)
+        await anyio.to_thread.run_sync(remove_library)
+        after = sorted(tool.name for tool in (await client.list_tools()).tools)
+        plus = (await client.call_tool("plus", {"a": 1, "b": 1})).content[0].text
+        try:
+            await client.call_tool("search_api", {"query": "q"})
+        except MCPError as refused:
+            return before, after, plus, refused.error
+
+    before, after, plus, error = run(gateway.url("/team/mcp"), vic, work)
+
+    assert before == ["current_time", "plus", "search_api"]
+    assert after == ["current_time", "plus"]
+    assert plus == "2"
+    assert (error.code, error.message) == (-32602, "Unknown tool: search_api")
+
+
+def test_the_sse_transport_and_get_streams_of_a_virtual_server_are_refused_plainly(gateway, vic):
+    status, body = get(gateway.port, "/team/sse", vic)
+    opened, headers, _ = post(gateway.port, "/team/mcp", INITIALIZE, bearer(vic))
+    stream_status, stream_body = get(gateway.port, "/team/mcp", vic, headers["mcp-session-id"])
+
+    assert (status, json.loads(body)["detail"]) == (
+        404,
+        "/team is a virtual server: it is served at /team/mcp.",
+    )
+    assert opened == 200
+    assert headers["mcp-session-id"].startswith("registry-virtual-")
+    assert (stream_status, json.loads(stream_body)["error_code"]) == (405, "method_not_allowed")
+
+
+def get(port: int, path: str, token: str, session_id: str | None = None) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    extra = {"Mcp-Session-Id": session_id} if session_id else {}
+    connection.request("GET", path, headers={**bearer(token), "Accept": "text/event-stream", **extra})
+    response = connection.getresponse()
+    return response.status, response.read()

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from virtual_servers.api import views
+
+app_name = "virtual-servers-api"
+
+urlpatterns = [
+    path("api/virtual-servers", views.VirtualServerListView.as_view(), name="list"),
+    path("api/virtual-servers/<path:virtual_path>", views.VirtualServerDetailView.as_view(), name="detail"),
+]

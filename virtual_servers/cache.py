@@ -1,0 +1,35 @@
+"""The per-process cache of virtual servers as the gateway routes them (core/epochs.py): which virtual
+server a gateway path names, with its members and the tools their servers are known to offer. Any save
+or delete of a virtual server or a member, and any change of a server that a route holds or its removal,
+moves the epoch. Known tools follow tool discovery within the cache's age bound (EPOCH_CACHE_TTL_SECONDS);
+the names a session's last list showed are used meanwhile (gateway/virtual.py)."""
+
+from __future__ import annotations
+
+from django.db.models.signals import post_delete, post_save
+
+from core.epochs import EpochCache
+
+VIRTUALS = EpochCache("virtual-servers", max_entries=1_000)
+SERVER_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers", "upstream_auth"})
+
+
+def _changed(**kwargs) -> None:
+    VIRTUALS.bump()
+
+
+def _server_saved(sender, instance, update_fields=None, **kwargs) -> None:
+    if update_fields is None or set(update_fields) & SERVER_FIELDS:
+        VIRTUALS.bump()
+
+
+def connect() -> None:
+    """Called once from VirtualServersConfig.ready()."""
+    from servers.models import Server
+    from virtual_servers.models import VirtualMember, VirtualServer
+
+    for model in (VirtualServer, VirtualMember):
+        post_save.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}")
+        post_delete.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}")
+    post_save.connect(_server_saved, sender=Server, dispatch_uid="virtual-cache-server-save")
+    post_delete.connect(_changed, sender=Server, dispatch_uid="virtual-cache-server-delete")

@@ -1,0 +1,105 @@
+"""What clients see of a member's tools, prompts and resources through a virtual server, and back:
+
+- a tool: its alias (else its name), the description override (else its own), its input schema without
+  the fixed arguments (gone from `properties` and `required`); a call by the name clients see reaches
+  the member under the tool's own name with the fixed arguments added;
+- a prompt: as it is (a name two members share is carried from the first);
+- a resource (and a resource template): its URI becomes `<member key>+<its URI>`, which is unique per
+  member and reversible (a key holds no `+`); reading, subscribing and unsubscribing take that URI back.
+
+A name two members' live lists share is carried from the first member (the definition was refused if
+their known tools collided when it was saved; a tool added since is left out and the console says so)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from virtual_servers.rules import carried, exposed_name
+
+URI_SEPARATOR = "+"
+
+
+@dataclass(frozen=True)
+class Member:
+    """A member as the gateway needs it (virtual_servers/selectors.py builds these)."""
+
+    key: str
+    server: object  # servers.models.Server
+    tools: dict
+    prompts: dict
+    resources: dict
+    tool_settings: dict
+
+
+def tool_seen(tool: dict, member: Member) -> dict | None:
+    """The tool as clients see it, or None when the member does not carry it."""
+    name = tool.get("name")
+    if not isinstance(name, str) or not carried(member.tools, name):
+        return None
+    setting = member.tool_settings.get(name) or {}
+    seen = dict(tool)
+    seen["name"] = exposed_name(member.tool_settings, name)
+    if setting.get("description") is not None:
+        seen["description"] = setting["description"]
+    fixed = setting.get("fixed") or {}
+    schema = tool.get("inputSchema")
+    if fixed and isinstance(schema, dict):
+        schema = copy.deepcopy(schema)
+        if isinstance(schema.get("properties"), dict):
+            for argument in fixed:
+                schema["properties"].pop(argument, None)
+        if isinstance(schema.get("required"), list):
+            schema["required"] = [r for r in schema["required"] if r not in fixed]
+        seen["inputSchema"] = schema
+    return seen
+
+
+def prompt_seen(prompt: dict, member: Member) -> dict | None:
+    name = prompt.get("name")
+    return prompt if isinstance(name, str) and carried(member.prompts, name) else None
+
+
+def resource_seen(resource: dict, member: Member, field: str = "uri") -> dict | None:
+    """A resource (`uri`) or resource template (`uriTemplate`) as clients see it, or None."""
+    uri = resource.get(field)
+    if not isinstance(uri, str) or not carried(member.resources, uri):
+        return None
+    return {**resource, field: f"{member.key}{URI_SEPARATOR}{uri}"}
+
+
+def resource_of(uri: str, members: list[Member]) -> tuple[Member, str] | None:
+    """The member and the member's own URI of a URI clients see, when the member carries it."""
+    key, separator, own = uri.partition(URI_SEPARATOR)
+    if not separator:
+        return None
+    for member in members:
+        if member.key == key:
+            carries_it = carried(member.resources, own) or _templated(member, own)
+            return (member, own) if carries_it else None
+    return None
+
+
+def _templated(member: Member, uri: str) -> bool:
+    """A URI read through a template the member carries all of (an include list names URIs, which a
+    template's expansions are not)."""
+    return "include" not in member.resources
+
+
+def tool_of(name: str, members: list[Member], known: dict[str, set[str]]) -> tuple[Member, str] | None:
+    """The member and the tool's own name behind the name clients see: an alias first, then a carried
+    tool of that name among the member's known tools (`known`: member key → tool names), then the first
+    member that would carry it."""
+    for member in members:
+        for own, setting in member.tool_settings.items():
+            if (setting or {}).get("alias") == name and carried(member.tools, own):
+                return member, own
+    for member in members:
+        aliased = (member.tool_settings.get(name) or {}).get("alias")
+        if not aliased and name in known.get(member.key, ()) and carried(member.tools, name):
+            return member, name
+    return None
+
+
+def fixed_of(member: Member, own: str) -> dict:
+    return dict((member.tool_settings.get(own) or {}).get("fixed") or {})

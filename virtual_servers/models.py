@@ -1,0 +1,51 @@
+from django.conf import settings
+from django.db import models
+
+from core.validators import PATH_MAX_LENGTH, validate_registry_path
+
+
+class VirtualServer(models.Model):
+    """One MCP URL of the gateway (`<gateway>/<path>/mcp`) carrying what its members choose of their
+    servers. Its path shares the namespace of server paths: no server may hold it too."""
+
+    path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    is_enabled = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["path"]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class VirtualMember(models.Model):
+    """A server a virtual server carries, and what of it: `tools`, `prompts` and `resources` are each
+    `{}` (all), `{"include": [...]}` or `{"exclude": [...]}` (tool and prompt names, resource URIs);
+    `tool_settings` maps a tool's own name to its `alias`, `description` and `fixed` arguments
+    (virtual_servers/rules.py). `key` names the member in the resource URIs clients see."""
+
+    virtual = models.ForeignKey(VirtualServer, on_delete=models.CASCADE, related_name="members")
+    server = models.ForeignKey("servers.Server", on_delete=models.CASCADE, related_name="virtual_memberships")
+    key = models.CharField(max_length=40)
+    position = models.PositiveIntegerField(default=0)
+    tools = models.JSONField(default=dict, blank=True)
+    prompts = models.JSONField(default=dict, blank=True)
+    resources = models.JSONField(default=dict, blank=True)
+    tool_settings = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["virtual_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["virtual", "server"], name="virtual_member_once"),
+            models.UniqueConstraint(fields=["virtual", "key"], name="virtual_member_key_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.virtual} ← {self.server}"

@@ -1,0 +1,156 @@
+"""Reads of virtual servers: the gateway's route (members and the tools their servers are known to
+offer, cached per process), what holds a path, and the console's and API's views of a definition."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from core.epochs import MISSING
+from servers.models import Server, Tool
+from virtual_servers.cache import VIRTUALS
+from virtual_servers.mapping import Member
+from virtual_servers.models import VirtualMember, VirtualServer
+from virtual_servers.rules import carried, exposed_name
+
+ROUTE_SERVER_FIELDS = (
+    "path",
+    "name",
+    "version",
+    "is_enabled",
+    "proxy_pass_url",
+    "headers",
+    "upstream_auth",
+    "user_secret_header",
+    "updated_at",
+)
+
+
+@dataclass(frozen=True)
+class VirtualTarget:
+    """A virtual server as the gateway routes it."""
+
+    pk: int
+    path: str
+    name: str
+    description: str
+    is_enabled: bool
+    members: tuple[Member, ...]
+    known: dict  # member key → names of the tools its server is known to offer
+
+
+def virtual_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> VirtualTarget | None:
+    """The virtual server a gateway path names (the longest of `candidates`), or None."""
+    if epoch is MISSING:
+        epoch = VIRTUALS.epoch()
+    cached = VIRTUALS.get(candidates, epoch)
+    if cached is not MISSING:
+        return cached
+    found = {v.path: v for v in VirtualServer.objects.filter(path__in=candidates)}
+    virtual = next((found[c] for c in candidates if c in found), None)
+    target = None if virtual is None else _target(virtual)
+    VIRTUALS.put(candidates, target, epoch)
+    return target
+
+
+def virtual_for_gateway_cached(candidates: tuple[str, ...], epoch):
+    return VIRTUALS.get(candidates, epoch)
+
+
+def _target(virtual: VirtualServer) -> VirtualTarget:
+    rows = list(
+        VirtualMember.objects.filter(virtual=virtual)
+        .select_related("server")
+        .only(
+            "key",
+            "position",
+            "tools",
+            "prompts",
+            "resources",
+            "tool_settings",
+            "virtual_id",
+            *(f"server__{field}" for field in ROUTE_SERVER_FIELDS),
+        )
+    )
+    members = tuple(
+        Member(row.key, row.server, row.tools, row.prompts, row.resources, row.tool_settings) for row in rows
+    )
+    known = defaultdict(set)
+    by_server = {row.server_id: row.key for row in rows}
+    for server_id, name in Tool.objects.filter(server_id__in=list(by_server)).values_list(
+        "server_id", "name"
+    ):
+        known[by_server[server_id]].add(name)
+    return VirtualTarget(
+        virtual.pk, virtual.path, virtual.name, virtual.description, virtual.is_enabled, members, dict(known)
+    )
+
+
+def path_holder(path: str) -> str | None:
+    """What holds `path` among virtual servers (for the servers' path rule), or None."""
+    return f"the virtual server {path}" if VirtualServer.objects.filter(path=path).exists() else None
+
+
+def definition_of(virtual: VirtualServer) -> dict:
+    """A virtual server as the API and the console show it (the shape its definition is written in)."""
+    return {
+        "path": virtual.path,
+        "name": virtual.name,
+        "description": virtual.description,
+        "is_enabled": virtual.is_enabled,
+        "members": [
+            {
+                "server": member.server.path,
+                "key": member.key,
+                "tools": member.tools,
+                "prompts": member.prompts,
+                "resources": member.resources,
+                "tool_settings": member.tool_settings,
+            }
+            for member in virtual.members.select_related("server").order_by("position")
+        ],
+        "created_at": virtual.created_at.isoformat(),
+        "updated_at": virtual.updated_at.isoformat(),
+    }
+
+
+def left_out(virtual: VirtualServer) -> list[str]:
+    """Known tools a member carries whose name clients would see twice: left out (the console says so)."""
+    seen, notes = {}, []
+    members = virtual.members.select_related("server").order_by("position")
+    names = defaultdict(list)
+    for server_id, name in Tool.objects.filter(server__in=[m.server for m in members]).values_list(
+        "server_id", "name"
+    ):
+        names[server_id].append(name)
+    for member in members:
+        for name in sorted(names[member.server_id]):
+            if not carried(member.tools, name):
+                continue
+            shown = exposed_name(member.tool_settings, name)
+            if shown in seen:
+                notes.append(
+                    f"{name} of {member.server.path} is left out: clients already see {shown} "
+                    f"from {seen[shown]}."
+                )
+            else:
+                seen[shown] = member.server.path
+    return notes
+
+
+def virtuals_listed() -> list[VirtualServer]:
+    return list(VirtualServer.objects.order_by("path"))
+
+
+def schemas_of_servers(servers) -> dict[int, dict[str, dict]]:
+    """Known tools' input schemas by server id (servers without known tools are absent)."""
+    schemas: dict[int, dict[str, dict]] = defaultdict(dict)
+    for server_id, name, schema in Tool.objects.filter(server__in=list(servers)).values_list(
+        "server_id", "name", "input_schema"
+    ):
+        schemas[server_id][name] = schema or {}
+    return dict(schemas)
+
+
+def servers_by_path(paths) -> dict[str, Server]:
+    return {server.path: server for server in Server.objects.filter(path__in=list(paths))}

@@ -1,0 +1,122 @@
+"""Writes of virtual servers, for every surface (the JSON API, the console): a whole definition checked by
+the one rule (virtual_servers/rules.py), stored with its members in one transaction, and audited."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from accounts.choices import AuditAction
+from accounts.services import actor_user, audit_event_record
+from core.validators import normalize_path, validate_registry_path
+from servers.models import Server
+from virtual_servers.models import VirtualMember, VirtualServer
+from virtual_servers.rules import DefinitionRefused, definition_problems
+from virtual_servers.selectors import schemas_of_servers, servers_by_path
+
+NAME_MAX_LENGTH = 200
+DESCRIPTION_MAX_LENGTH = 4000
+
+
+def definition_checked(
+    definition: dict, *, path: str, existing: VirtualServer | None
+) -> tuple[dict, list[dict]]:
+    """(the virtual server's own fields, its members normalized), or DefinitionRefused."""
+    problems = {}
+    if not isinstance(definition, dict):
+        raise DefinitionRefused({"definition": "A definition is a JSON object."})
+    try:
+        validate_registry_path(path)
+    except ValidationError as invalid:
+        problems["path"] = invalid.messages[0]
+    if Server.objects.filter(path=path).exists():
+        problems["path"] = f"A server is registered at {path}: a virtual server needs a path of its own."
+    if existing is None and VirtualServer.objects.filter(path=path).exists():
+        problems["path"] = f"A virtual server already has the path {path}."
+    name = definition.get("name", existing.name if existing else "")
+    if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX_LENGTH:
+        problems["name"] = f"A name is 1 to {NAME_MAX_LENGTH} characters."
+    description = definition.get("description", existing.description if existing else "")
+    if not isinstance(description, str) or len(description) > DESCRIPTION_MAX_LENGTH:
+        problems["description"] = f"A description is text of at most {DESCRIPTION_MAX_LENGTH} characters."
+    is_enabled = definition.get("is_enabled", existing.is_enabled if existing else True)
+    if not isinstance(is_enabled, bool):
+        problems["is_enabled"] = "true or false."
+    members = definition.get("members")
+    paths = [
+        normalize_path(m["server"])
+        for m in members or []
+        if isinstance(m, dict) and isinstance(m.get("server"), str)
+    ]
+    servers = servers_by_path(paths)
+    schemas = schemas_of_servers(servers.values())
+    found, normal = definition_problems(members, servers, lambda server: schemas.get(server.pk))
+    problems |= found
+    if problems:
+        raise DefinitionRefused(problems)
+    own = {"name": name.strip(), "description": description, "is_enabled": is_enabled}
+    return own, normal
+
+
+def _store_members(virtual: VirtualServer, members: list[dict]) -> None:
+    virtual.members.all().delete()
+    VirtualMember.objects.bulk_create(
+        VirtualMember(
+            virtual=virtual,
+            server=member["server"],
+            key=member["key"],
+            position=position,
+            tools=member["tools"],
+            prompts=member["prompts"],
+            resources=member["resources"],
+            tool_settings=member["tool_settings"],
+        )
+        for position, member in enumerate(members)
+    )
+
+
+def _summary(members: list[dict]) -> list[str]:
+    return [member["server"].path for member in members]
+
+
+def virtual_server_create(*, actor, path: str, definition: dict) -> VirtualServer:
+    path = normalize_path(path)
+    own, members = definition_checked(definition, path=path, existing=None)
+    with transaction.atomic():
+        virtual = VirtualServer.objects.create(path=path, created_by=actor_user(actor), **own)
+        _store_members(virtual, members)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.VIRTUAL_SERVER_CREATE,
+            target=f"virtual_server:{path}",
+            detail={"name": virtual.name, "members": _summary(members)},
+        )
+    return virtual
+
+
+def virtual_server_update(*, actor, virtual: VirtualServer, definition: dict) -> VirtualServer:
+    """Replace the definition (members included: a definition is always whole)."""
+    own, members = definition_checked(definition, path=virtual.path, existing=virtual)
+    with transaction.atomic():
+        for field, value in own.items():
+            setattr(virtual, field, value)
+        virtual.save()
+        _store_members(virtual, members)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.VIRTUAL_SERVER_UPDATE,
+            target=f"virtual_server:{virtual.path}",
+            detail={"name": virtual.name, "members": _summary(members), "enabled": virtual.is_enabled},
+        )
+    return virtual
+
+
+def virtual_server_delete(*, actor, virtual: VirtualServer) -> None:
+    with transaction.atomic():
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.VIRTUAL_SERVER_DELETE,
+            target=f"virtual_server:{virtual.path}",
+            detail={"name": virtual.name},
+        )
+        virtual.delete()
