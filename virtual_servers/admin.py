@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 
 from core.admin import ConsoleModelAdmin
+from core.validators import normalize_path
 from virtual_servers.models import VirtualServer
 from virtual_servers.rules import DefinitionRefused
 from virtual_servers.selectors import definition_of, left_out
@@ -34,9 +35,13 @@ class VirtualServerForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["path"].validators = []  # the path is normalized first (clean_path), then checked
         if self.instance.pk:
             self.fields["members"].initial = json.dumps(definition_of(self.instance)["members"], indent=2)
             self.fields["path"].disabled = True
+
+    def clean_path(self):
+        return normalize_path(self.cleaned_data["path"])  # checked as written by the service's rule
 
     def clean_members(self):
         try:

@@ -1,0 +1,185 @@
+"""Virtual server definitions through the JSON API and the console: one rule (virtual_servers/rules.py),
+the same messages, audited; names clients would see twice refused naming both, fixed arguments checked
+against what the tool takes, paths shared with servers refused both ways."""
+
+import json
+
+import pytest
+
+from accounts.models import AuditEvent
+from servers.services import ServerConflict, server_register
+from tests.factories import ServerFactory, ToolFactory
+from virtual_servers.models import VirtualMember, VirtualServer
+
+pytestmark = pytest.mark.django_db
+
+SEARCH_SCHEMA = {"type": "object", "properties": {"query": {}, "repository": {}}, "required": ["query"]}
+
+
+@pytest.fixture
+def members():
+    clock = ServerFactory(path="/clock")
+    library = ServerFactory(path="/library")
+    for name in ("add", "echo"):
+        ToolFactory(server=clock, name=name)
+    ToolFactory(server=library, name="search", input_schema=SEARCH_SCHEMA)
+    ToolFactory(server=library, name="echo")
+    return clock, library
+
+
+@pytest.fixture
+def admin_api(admin_user, token_for, client):
+    token = token_for(admin_user)
+
+    def call(method, path, body=None):
+        return getattr(client, method)(
+            path,
+            data=json.dumps(body) if body is not None else None,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {token}",
+        )
+
+    return call
+
+
+TEAM = {
+    "path": "/team",
+    "name": "Team",
+    "members": [
+        {"server": "/clock", "tools": {"include": ["add"]}},
+        {
+            "server": "/library",
+            "tool_settings": {"search": {"alias": "search_api", "fixed": {"repository": "a/b"}}},
+        },
+    ],
+}
+
+
+def test_an_administrator_defines_reads_replaces_and_removes_a_virtual_server(admin_api, members):
+    created = admin_api("post", "/api/virtual-servers", TEAM)
+    replaced = admin_api(
+        "put", "/api/virtual-servers/team", {**TEAM, "name": "Team two", "members": TEAM["members"][:1]}
+    )
+    read = admin_api("get", "/api/virtual-servers/team")
+    removed = admin_api("delete", "/api/virtual-servers/team")
+
+    assert created.status_code == 201
+    assert created.json()["members"][1] == {
+        "server": "/library",
+        "key": "library",
+        "tools": {},
+        "prompts": {},
+        "resources": {},
+        "tool_settings": {"search": {"alias": "search_api", "fixed": {"repository": "a/b"}}},
+    }
+    assert created.json()["left_out"] == []
+    assert replaced.status_code == 200
+    assert (read.json()["name"], len(read.json()["members"])) == ("Team two", 1)
+    assert removed.status_code == 204
+    assert not VirtualServer.objects.exists() and not VirtualMember.objects.exists()
+    assert list(
+        AuditEvent.objects.filter(target="virtual_server:/team")
+        .order_by("pk")
+        .values_list("action", flat=True)
+    ) == [
+        "virtual_server.create",
+        "virtual_server.update",
+        "virtual_server.delete",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "field", "problem"),
+    [
+        (
+            [{"server": "/clock"}, {"server": "/library"}],
+            "members",
+            "Clients would see two tools named echo: echo of /clock and echo of /library. "
+            "Leave one out or give one an alias.",
+        ),
+        (
+            [{"server": "/library", "tool_settings": {"search": {"fixed": {"branch": "main"}}}}],
+            "members[0].tool_settings",
+            "search: the tool takes no argument branch.",
+        ),
+        (
+            [{"server": "/library", "tool_settings": {"search": {"alias": "no spaces"}}}],
+            "members[0].tool_settings",
+            "search: an alias is 1 to 128 letters, digits, '_', '-' or '.'.",
+        ),
+        (
+            [{"server": "/clock", "tools": {"include": ["add"], "exclude": ["echo"]}}],
+            "members[0].tools",
+            'Give {} (everything), {"include": [...]} or {"exclude": [...]}, not both.',
+        ),
+        ([{"server": "/nowhere"}], "members[0].server", "No server is registered at /nowhere."),
+        ([], "members", "A virtual server has 1 to 50 members."),
+        (
+            [{"server": "/clock"}, {"server": "/clock", "key": "again"}],
+            "members",
+            "/clock is a member twice.",
+        ),
+    ],
+)
+def test_a_bad_definition_is_refused_with_its_reason(admin_api, members, given, field, problem):
+    answer = admin_api("post", "/api/virtual-servers", {"path": "/team", "name": "Team", "members": given})
+
+    assert answer.status_code == 400
+    assert answer.json()["errors"][field] == [problem]
+    assert not VirtualServer.objects.exists()
+
+
+def test_a_path_is_a_servers_or_a_virtual_servers_never_both(admin_api, members):
+    taken = admin_api("post", "/api/virtual-servers", {**TEAM, "path": "/clock"})
+    admin_api("post", "/api/virtual-servers", TEAM)
+    with pytest.raises(ServerConflict) as conflict:
+        server_register(actor=None, path="/team", name="T", proxy_pass_url="http://127.0.0.1:9/mcp")
+
+    assert taken.json()["errors"]["path"] == [
+        "A server is registered at /clock: a virtual server needs a path of its own."
+    ]
+    assert (str(conflict.value), conflict.value.replaceable) == (
+        "/team is the path of the virtual server /team.",
+        False,
+    )
+
+
+def test_only_administrators_manage_virtual_servers(client, member, token_for, members):
+    token = token_for(member("pat"))
+
+    answer = client.post(
+        "/api/virtual-servers",
+        data=json.dumps(TEAM),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+
+    assert answer.status_code == 403
+    assert not VirtualServer.objects.exists()
+
+
+def test_the_console_defines_one_with_the_same_rule_and_says_what_a_new_tool_leaves_out(
+    admin_client, members
+):
+    _, library = members
+    refused = admin_client.post(
+        "/admin/virtual_servers/virtualserver/add/",
+        {
+            "path": "team",
+            "name": "Team",
+            "is_enabled": "on",
+            "members": json.dumps([{"server": "/clock"}, {"server": "/library"}]),
+        },
+    )
+    added = admin_client.post(
+        "/admin/virtual_servers/virtualserver/add/",
+        {"path": "team", "name": "Team", "is_enabled": "on", "members": json.dumps(TEAM["members"])},
+    )
+    ToolFactory(server=library, name="add")  # /library later offers a tool named as one /clock's is
+    virtual = VirtualServer.objects.get(path="/team")
+    page = admin_client.get(f"/admin/virtual_servers/virtualserver/{virtual.pk}/change/").content.decode()
+
+    assert "Clients would see two tools named echo" in refused.content.decode()
+    assert added.status_code == 302
+    assert AuditEvent.objects.filter(action="virtual_server.create").count() == 1
+    assert "add of /library is left out: clients already see add from /clock." in page
