@@ -2,7 +2,10 @@
 practical limit of any proxy) and through nginx with the configuration `manage.py nginx_config` writes (the
 registry checks each call and hands it back to nginx), with 1 and 16 clients. The gateway also fronts the
 same server with shared headers, with each user's own secret and with each user's sign-in (sealed;
-opened once per process and auth epoch, a sign-in's no longer than its token is fresh), side by side.
+opened once per process and auth epoch, a sign-in's no longer than its token is fresh), side by side, and
+as one of five members of a virtual server (`/v5`, whose session the gateway keeps: its rows always open
+one). Under the table: tools/list of one member (50 tools) through the plain gateway against the whole
+virtual server (5 × 50, served from the caller's cache after the first), with the first call's time.
 
 One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (WEB_CONCURRENCY web processes,
 one per core) and one
@@ -81,6 +84,16 @@ values = {"client_id": "registry", "client_secret": None, "token_endpoint": "htt
 grant = Grant("the-admins-access-token", "the-admins-refresh-token", timezone.now() + timedelta(hours=2), "mcp")
 credential_signed_in(actor=principal, user=admin, signed_in=SignedIn("{upstream}", signed.pk, admin.pk,
                      Purpose.USER, values, grant))
+from virtual_servers.services import virtual_server_create
+for index in range(1, 6):
+    Server.objects.create(path=f"/m{index}", name=f"Member {index}", description="d", proxy_pass_url="{upstream}",
+                          is_enabled=True)
+names = ["add"] + [f"tool_{n:02d}" for n in range(1, 50)]
+members = [{"server": "/m1"}] + [
+    {"server": f"/m{i}", "tool_settings": {name: {"alias": f"{name}_m{i}"} for name in names}}
+    for i in range(2, 6)
+]
+virtual_server_create(actor=None, path="/v5", definition={"name": "Five", "members": members})
 grant = user_token_issue(principal=principal, requested_scopes=None, expires_in_hours=2, description="bench",
                          admin=True)
 print(grant.access_token)
@@ -92,6 +105,8 @@ CALL = {
     "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+VIRTUAL = "virtual server, 5 members"  # keeps sessions of its own: its rows always open one
 
 
 INITIALIZE = {
@@ -124,8 +139,16 @@ def redis_commands(client: redis.Redis) -> int:
 
 
 def load(
-    url: str, headers: dict, clients: int, seconds: float, sessions: bool = False
+    url: str,
+    headers: dict,
+    clients: int,
+    seconds: float,
+    sessions: bool = False,
+    body: dict = CALL,
+    expect: int = 0,
 ) -> tuple[list[float], int]:
+    """`body` posted over and over by `clients` threads for `seconds`: (latencies, count). A call must
+    answer 5; a list must hold `expect` tools."""
     latencies: list[float] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
@@ -137,10 +160,13 @@ def load(
                 open_session(http, url)
             while time.monotonic() < stop:
                 started = time.perf_counter()
-                response = http.post(url, json=CALL)
+                response = http.post(url, json=body)
                 mine.append(time.perf_counter() - started)
                 assert response.status_code == 200, response.text[:200]
-                assert '"5"' in response.text or "5" in response.json()["result"]["content"][0]["text"]
+                if body is CALL:
+                    assert '"5"' in response.text or "5" in response.json()["result"]["content"][0]["text"]
+                else:
+                    assert len(response.json()["result"]["tools"]) == expect, response.text[:200]
         with lock:
             latencies.extend(mine)
 
@@ -249,7 +275,7 @@ def main() -> None:
         ]
     )
     proxies: list[Nginx] = []
-    rows = []
+    rows, list_rows = [], []
     try:
         time.sleep(3)
         direct_url = f"http://127.0.0.1:{upstream_port}/mcp"
@@ -290,11 +316,16 @@ def main() -> None:
                     ("gateway, shared headers", f"http://127.0.0.1:{port}/shared/mcp", auth),
                     ("gateway, each user's secret", f"http://127.0.0.1:{port}/keyed/mcp", auth),
                     ("gateway, each user's sign-in", f"http://127.0.0.1:{port}/signed/mcp", auth),
+                    (VIRTUAL, f"http://127.0.0.1:{port}/v5/mcp", auth),
                     ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
                 ]
-                for _, url, headers in routes:
-                    load(url, headers, 1, 2, args.sessions)  # warm-up
+                for name, url, headers in routes:
+                    load(url, headers, 1, 2, args.sessions or name == VIRTUAL)  # warm-up
+                lists = [
+                    ("tools/list, built-in gateway (50 tools)", f"http://127.0.0.1:{port}/m1/mcp", 50),
+                    (f"tools/list, {VIRTUAL} (250 tools)", f"http://127.0.0.1:{port}/v5/mcp", 250),
+                ]
                 for clients in (1, 16):
                     for name, url, headers in routes:
                         spy = None
@@ -304,7 +335,8 @@ def main() -> None:
                         webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
                         before = sum(sum(web.cpu_times()[:2]) for web in webs)
                         commands = redis_commands(redis_client)
-                        latencies, count = load(url, headers, clients, args.seconds, args.sessions)
+                        keeps = args.sessions or name == VIRTUAL
+                        latencies, count = load(url, headers, clients, args.seconds, keeps)
                         rows.append((clients, name, latencies, count))
                         if "registry" in name or "gateway" in name:
                             used = sum(sum(web.cpu_times()[:2]) for web in webs) - before
@@ -317,6 +349,12 @@ def main() -> None:
                         if spy is not None:
                             spy.wait(30)
                             profiled = top_functions(raw)
+                for name, url, expect in lists:
+                    keeps = args.sessions or VIRTUAL in name
+                    first, _ = load(url, auth, 1, 0.001, keeps, LIST, expect)  # one request: a cold cache
+                    for clients in (1, 16):
+                        latencies, count = load(url, auth, clients, args.seconds, keeps, LIST, expect)
+                        list_rows.append((clients, name, first[0], latencies, count))
     finally:
         for proxy in proxies:
             proxy.stop()
@@ -340,6 +378,13 @@ def main() -> None:
         print(
             f"built-in gateway / nginx proxy_pass throughput, {clients} clients: "
             f"{gateway[clients] / proxy_pass[clients]:.2f}"
+        )
+    print("\n| clients | tools/list | first | p50 | p99 | req/s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for clients, name, first, latencies, count in list_rows:
+        p50, p99 = statistics.median(latencies) * 1000, statistics.quantiles(latencies, n=100)[98] * 1000
+        print(
+            f"| {clients} | {name} | {first * 1000:.2f} ms | {p50:.2f} ms | {p99:.2f} ms | {count / args.seconds:.0f} |"
         )
     print("\n".join(cpu + profiled))
 

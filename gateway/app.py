@@ -187,7 +187,7 @@ class Gateway:
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
         if route.virtual is not None:
-            return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs[0])
+            return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs)
         offered = (
             frozenset()
             if headers.has_param_headers(scope)

@@ -24,6 +24,7 @@ import json
 import logging
 import secrets
 
+from core.epochs import MISSING, EpochCache
 from core.errors import ErrorCode
 from gateway import asking, forwarding, jsonrpc, limits, messages, sessions, virtual_members, virtual_sessions
 from gateway.deferred import HANDSHAKE_VERSIONS
@@ -34,6 +35,10 @@ from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.mapping import fixed_of, prompt_seen, resource_of, resource_seen, tool_of, tool_seen
 
 logger = logging.getLogger(__name__)
+
+# Members' lists as clients see them, per virtual server, method and caller (see `_gathered`), under the
+# virtual servers' epoch (virtual_servers/cache.py VIRTUALS).
+LISTED = EpochCache("virtual-lists", max_entries=10_000)
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
@@ -49,7 +54,7 @@ ROUTED = frozenset(
 )
 
 
-async def answer(scope, receive, send, route: Route, checked, method: str, session_id: str, epoch) -> None:
+async def answer(scope, receive, send, route: Route, checked, method: str, session_id: str, epochs) -> None:
     """The virtual server's answer to a checked request."""
     virtual, principal = route.virtual, route.principal
     if method == "GET":
@@ -64,7 +69,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         return await forwarding.json_answer(
             send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
         )
-    caller = Caller(principal, epoch, virtual.path, session_id, record)
+    caller = Caller(principal, epochs, virtual.path, session_id, record)
     if method == "DELETE":
         if record is not None:
             await _close(caller, virtual)
@@ -149,31 +154,48 @@ async def _open(virtual, caller: Caller, message: dict) -> tuple[str, dict]:
 async def _merged(virtual, caller: Caller, method: str) -> list[dict]:
     """A list of every member, as clients see it and cut to what the caller may use."""
     key = LISTS[method]
-    gathered = await asyncio.gather(
-        *(virtual_members.whole_list(caller, member, method, key) for member in virtual.members),
-        return_exceptions=True,
-    )
     shown, names = [], {}
-    for member, items in zip(virtual.members, gathered, strict=True):
-        if isinstance(items, BaseException):
-            if not isinstance(items, MemberFailed):
-                raise items
-            logger.info("A member of %s is left out of %s: %s", virtual.path, method, items)
-            continue
-        for item in items:
-            seen, own = _seen(method, item, member)
-            if seen is None or not _may_use(caller, virtual, member, method, seen, own):
-                continue
+    for member, seen, own in await _gathered(virtual, caller, method):
+        if _may_use(caller, virtual, member, method, seen, own):
             name = seen.get("name") if method in ("tools/list", "prompts/list") else None
             if name is not None:
                 if name in names:
                     continue  # a name another member's list showed first
                 names[name] = [member.key, own]
             shown.append(seen)
-    if method in ("tools/list", "prompts/list"):
+    if method in ("tools/list", "prompts/list") and caller.record.get(key) != names:
         caller.record[key] = names
         await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
     return shown
+
+
+async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
+    """(member, item as clients see it, its own name or URI) of every member's whole list, before the
+    caller's rights: from this process's cache for this caller when every member answered last time
+    (LISTED: moved by any change of the virtual server, its members' servers or the caller's rights)."""
+    cache_key = (virtual.pk, method, sessions.owner(caller.principal), caller.epochs[0])
+    cached = LISTED.get(cache_key, caller.epochs[2])
+    if cached is not MISSING:
+        return cached
+    gathered = await asyncio.gather(
+        *(virtual_members.whole_list(caller, member, method, LISTS[method]) for member in virtual.members),
+        return_exceptions=True,
+    )
+    found, complete = [], True
+    for member, items in zip(virtual.members, gathered, strict=True):
+        if isinstance(items, BaseException):
+            if not isinstance(items, MemberFailed):
+                raise items
+            logger.info("A member of %s is left out of %s: %s", virtual.path, method, items)
+            complete = False
+            continue
+        for item in items:
+            seen, own = _seen(method, item, member)
+            if seen is not None:
+                found.append((member, seen, own))
+    if complete:
+        LISTED.put(cache_key, found, caller.epochs[2])
+    return found
 
 
 def _seen(method: str, item: dict, member) -> tuple[dict | None, str | None]:
@@ -202,11 +224,10 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     members = list(virtual.members)
     if method == "tools/call":
-        shown = caller.record.get("tools", {})
-        known = {key: set(names) for key, names in virtual.known.items()}
-        for _, (key, own) in shown.items():
-            known.setdefault(key, set()).add(own)
-        found = tool_of(params.get("name", ""), members, known)
+        found = _tool_behind(virtual, caller, params.get("name", ""))
+        if found is None:  # neither tool discovery nor this session's lists named it yet: list now
+            await _merged(virtual, caller, "tools/list")
+            found = _tool_behind(virtual, caller, params.get("name", ""))
         if found is None:
             return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown tool: {params.get('name')}")
         member, own = found
@@ -235,6 +256,15 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
         member, own = found
         routed = {**params, "uri": own}
     return {"member": member, "message": {**message, "params": routed}}
+
+
+def _tool_behind(virtual, caller: Caller, name: str):
+    """(member, the tool's own name) behind a name clients see, from the tools the registry knows each
+    member offers and those this session's last list showed."""
+    known = {key: set(names) for key, names in virtual.known.items()}
+    for key, own in caller.record.get("tools", {}).values():
+        known.setdefault(key, set()).add(own)
+    return tool_of(name, list(virtual.members), known)
 
 
 def _backing_denial(caller: Caller, member) -> str:

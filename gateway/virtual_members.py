@@ -21,13 +21,19 @@ PAGE_LIMIT = 20  # pages of one member's list followed at most
 
 @dataclass
 class Caller:
-    """A caller in one virtual session: who, the auth epoch, and the session's record."""
+    """A caller in one virtual session: who, the cache epochs of the request (principals', routes',
+    virtual servers': gateway/app.py), and the session's record."""
 
     principal: object
-    epoch: object
+    epochs: tuple
     virtual_path: str
     session_id: str
     record: dict
+
+    @property
+    def epoch(self):
+        """The auth epoch (credentials are cached by it: connections/resolver.py)."""
+        return self.epochs[0]
 
 
 class MemberFailed(Exception):

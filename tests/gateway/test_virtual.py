@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from mcp.shared.exceptions import MCPError
 
-from servers.models import Server
+from servers.models import Server, Tool
 from servers.services import server_delete
 from tests.factories import ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
@@ -183,3 +183,12 @@ def get(port: int, path: str, token: str, session_id: str | None = None) -> tupl
     connection.request("GET", path, headers={**bearer(token), "Accept": "text/event-stream", **extra})
     response = connection.getresponse()
     return response.status, response.read()
+
+
+def test_a_tool_the_registry_has_not_discovered_is_found_by_listing_when_first_called(gateway, vic):
+    Tool.objects.filter(server__path="/clock").delete()  # as if discovery had not run yet
+
+    async def work(client):
+        return (await client.call_tool("current_time", {"timezone": "UTC"})).content[0].text
+
+    assert run(gateway.url("/team/mcp"), vic, work).endswith("+00:00")
