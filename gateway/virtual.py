@@ -259,12 +259,14 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
 
 
 def _tool_behind(virtual, caller: Caller, name: str):
-    """(member, the tool's own name) behind a name clients see, from the tools the registry knows each
-    member offers and those this session's last list showed."""
-    known = {key: set(names) for key, names in virtual.known.items()}
-    for key, own in caller.record.get("tools", {}).values():
-        known.setdefault(key, set()).add(own)
-    return tool_of(name, list(virtual.members), known)
+    """(member, the tool's own name) behind a name clients see: the one this session's last list showed
+    it for, else by the definition and the tools the registry knows each member offers."""
+    listed = caller.record.get("tools", {}).get(name)
+    if listed is not None:
+        member = next((m for m in virtual.members if m.key == listed[0]), None)
+        if member is not None:
+            return member, listed[1]
+    return tool_of(name, list(virtual.members), virtual.known)
 
 
 def _backing_denial(caller: Caller, member) -> str:
