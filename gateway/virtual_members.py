@@ -50,6 +50,10 @@ async def member_session(caller: Caller, member, headers) -> str:
     opened = caller.record["members"].get(member.key)
     if opened:
         return opened
+    current = await virtual_sessions.fresh(caller.virtual_path, caller.session_id)  # another process's?
+    if current is not None and current["members"].get(member.key):
+        caller.record["members"] = {**current["members"], **caller.record["members"]}
+        return current["members"][member.key]
     opened = await deferred.open_upstream_session(member.server, caller.record["init"], headers)
     caller.record["members"][member.key] = opened
     await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)

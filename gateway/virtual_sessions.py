@@ -2,11 +2,19 @@
 the session itself (its id starts with PREFIX and is bound to the caller like any other) and keeps, in
 Redis, what the session's later requests need on any process: the client's `initialize`, each member's
 own session once opened (gateway/virtual_members.py), and the names the last lists showed (so a call
-reaches the member whose list showed the name)."""
+reaches the member whose list showed the name).
+
+Each process remembers the records it read or wrote (RECORDS), so a session's calls read Redis only
+for what this process has not seen: a member session missing here is looked for in Redis before one is
+opened (`fresh`). A record another process changed is at worst older here by names it listed, which a
+call then finds by listing again; the session's binding (gateway/sessions.py), not this memory, decides
+whether the session still exists."""
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
+from threading import Lock
 
 import redis
 
@@ -14,6 +22,34 @@ from core.redis_clients import async_client
 from gateway import sessions
 
 PREFIX = "registry-virtual-"
+REMEMBERED = 10_000
+
+
+class _Records:
+    def __init__(self):
+        self._lock = Lock()
+        self._entries: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+            return found
+
+    def put(self, key, record: dict) -> None:
+        with self._lock:
+            self._entries[key] = record
+            self._entries.move_to_end(key)
+            while len(self._entries) > REMEMBERED:
+                self._entries.popitem(last=False)
+
+    def drop(self, key) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+
+RECORDS = _Records()
 
 
 def _key(virtual_path: str, session_id: str) -> str:
@@ -25,21 +61,36 @@ def new_record(init_params: dict) -> dict:
 
 
 async def load(virtual_path: str, session_id: str) -> dict | None:
+    """The session's record: this process's copy when it has one, else Redis's."""
+    remembered = RECORDS.get(_key(virtual_path, session_id))
+    return remembered if remembered is not None else await fresh(virtual_path, session_id)
+
+
+async def fresh(virtual_path: str, session_id: str) -> dict | None:
+    """The session's record as Redis has it now."""
+    key = _key(virtual_path, session_id)
     try:
-        raw = await async_client().get(_key(virtual_path, session_id))
+        raw = await async_client().get(key)
     except redis.RedisError as error:
         raise sessions.SessionsUnavailable from error
-    return json.loads(raw) if raw is not None else None
+    if raw is None:
+        return None
+    record = json.loads(raw)
+    RECORDS.put(key, record)
+    return record
 
 
 async def keep(virtual_path: str, session_id: str, record: dict) -> None:
+    key = _key(virtual_path, session_id)
     try:
-        await async_client().set(_key(virtual_path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
+        await async_client().set(key, json.dumps(record), ex=sessions.TTL_SECONDS)
     except redis.RedisError as error:
         raise sessions.SessionsUnavailable from error
+    RECORDS.put(key, record)
 
 
 async def forget(virtual_path: str, session_id: str) -> None:
+    RECORDS.drop(_key(virtual_path, session_id))
     try:
         await async_client().delete(_key(virtual_path, session_id))
     except redis.RedisError:
