@@ -22,7 +22,7 @@ from channels.db import database_sync_to_async
 
 from core.errors import ErrorCode
 from core.redis_clients import async_client
-from gateway import sessions, upstream
+from gateway import sessions, telemetry, upstream
 from gateway.routing import Refusal
 from gateway.sign_in import sign_in_refused
 from servers.policies import tools_visible
@@ -173,6 +173,10 @@ async def open_upstream_session(server, init_params: dict, credential_headers: d
                     f"The MCP server at {server.path} refused to open a session ({response.status}).",
                 )
             paired = response.headers.get("mcp-session-id") or NO_SESSION
+        if paired != NO_SESSION:  # the metrics of its calls name the client, as a session opened through us
+            client = init_params.get("clientInfo") if isinstance(init_params.get("clientInfo"), dict) else {}
+            name = client.get("name")
+            await telemetry.session_started(paired, name if isinstance(name, str) else "")
         follow = {**base, "mcp-protocol-version": init_params.get("protocolVersion", "")}
         if paired != NO_SESSION:
             follow["mcp-session-id"] = paired

@@ -68,10 +68,9 @@ async def session_client(session_id: str | None) -> str:
         name = await async_client().hget(_key(session_id), "client")
     except redis.RedisError:
         return ""
-    if name is None:
-        return ""
-    KNOWN.put(session_id, "client", name.decode())
-    return name.decode()
+    found = name.decode() if name is not None else ""  # a session whose `initialize` was not seen: nameless
+    KNOWN.put(session_id, "client", found)
+    return found
 
 
 async def _step(session_id: str, field: str) -> dict[str, float]:

@@ -192,3 +192,13 @@ def test_a_tool_the_registry_has_not_discovered_is_found_by_listing_when_first_c
         return (await client.call_tool("current_time", {"timezone": "UTC"})).content[0].text
 
     assert run(gateway.url("/team/mcp"), vic, work).endswith("+00:00")
+
+
+def test_a_2026_07_28_client_falls_back_to_the_handshake_and_works(gateway, vic):
+    async def work(client):
+        plus = (await client.call_tool("plus", {"a": 4, "b": 4})).content[0].text
+        return client.protocol_version, plus
+
+    version, plus = run(gateway.url("/team/mcp"), vic, work, mode="auto")
+
+    assert (version, plus) == ("2025-11-25", "8")
