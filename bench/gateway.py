@@ -16,7 +16,7 @@ With --sessions the server keeps sessions: each client opens one (initialize, in
 calls, and every call carries its Mcp-Session-Id, as MCP hosts do (the gateway then checks that the
 session belongs to the caller on every call).
 
-Run: .venv/bin/python bench/gateway.py [--seconds 10] [--sessions] [--profile]
+Run: .venv/bin/python bench/gateway.py [--seconds 10] [--sessions] [--profile [--profile-route NAME]]
 (--profile: py-spy samples the web process during the 16-client built-in gateway row and the top
 functions, by own time and by total time, are printed under the table.)
 """
@@ -272,6 +272,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--profile", action="store_true", help="py-spy the web process (16 clients)")
+    parser.add_argument("--profile-route", default="built-in gateway", help="the row --profile samples")
     parser.add_argument("--sessions", action="store_true", help="a server that keeps sessions")
     args = parser.parse_args()
     profiled: list[str] = []
@@ -340,7 +341,7 @@ def main() -> None:
                 for clients in (1, 16):
                     for name, url, headers in routes:
                         spy = None
-                        if args.profile and clients == 16 and name == "built-in gateway":
+                        if args.profile and clients == 16 and name == args.profile_route:
                             raw = Path(tempfile.gettempdir()) / "gateway-profile.txt"
                             spy = profile(web_processes(serving.proc.pid)[0], args.seconds, raw)
                         webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
