@@ -66,6 +66,20 @@ def status_rows() -> list[dict]:
     ]
 
 
+# What the gateway reads of a server it routes to (the route cache holds rows with these fields only).
+GATEWAY_FIELDS = (
+    "path",
+    "name",
+    "version",
+    "is_enabled",
+    "proxy_pass_url",
+    "headers",
+    "upstream_auth",
+    "user_secret_header",
+    "updated_at",
+)
+
+
 def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | None:
     """The server a gateway path names: the longest registered path among `candidates` (longest first,
     as `gateway.paths.gateway_path` gives them), enabled or not. One query, for the built-in
@@ -75,17 +89,7 @@ def server_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> Server | N
     cached = ROUTES.get(candidates, epoch)
     if cached is not MISSING:
         return cached
-    found = Server.objects.filter(path__in=candidates).only(
-        "path",
-        "name",
-        "version",
-        "is_enabled",
-        "proxy_pass_url",
-        "headers",
-        "upstream_auth",
-        "user_secret_header",
-        "updated_at",
-    )
+    found = Server.objects.filter(path__in=candidates).only(*GATEWAY_FIELDS)
     servers = {server.path: server for server in found}
     server = next((servers[candidate] for candidate in candidates if candidate in servers), None)
     ROUTES.put(candidates, server, epoch)

@@ -8,22 +8,11 @@ from dataclasses import dataclass
 
 from core.epochs import MISSING
 from servers.models import Server, Tool
+from servers.selectors import GATEWAY_FIELDS
 from virtual_servers.cache import VIRTUALS
 from virtual_servers.mapping import Member
 from virtual_servers.models import VirtualMember, VirtualServer
 from virtual_servers.rules import carried, exposed_name
-
-ROUTE_SERVER_FIELDS = (
-    "path",
-    "name",
-    "version",
-    "is_enabled",
-    "proxy_pass_url",
-    "headers",
-    "upstream_auth",
-    "user_secret_header",
-    "updated_at",
-)
 
 
 @dataclass(frozen=True)
@@ -69,7 +58,7 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
             "resources",
             "tool_settings",
             "virtual_id",
-            *(f"server__{field}" for field in ROUTE_SERVER_FIELDS),
+            *(f"server__{field}" for field in GATEWAY_FIELDS),
         )
     )
     members = tuple(
