@@ -229,10 +229,13 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
             await _merged(virtual, caller, "tools/list")
             found = _tool_behind(virtual, caller, params.get("name", ""))
         if found is None:
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown tool: {params.get('name')}")
+            unknown = f"Unknown tool: {str(params.get('name'))[:200]}"
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
         member, own = found
         fixed = fixed_of(member, own)
-        arguments = params.get("arguments") if isinstance(params.get("arguments"), dict) else {}
+        arguments = params.get("arguments", {})
+        if not isinstance(arguments, dict):
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, "arguments must be an object.")
         if sent := sorted(set(arguments) & set(fixed)):
             return jsonrpc.error_message(
                 request_id,
@@ -241,18 +244,21 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
             )
         routed = {**params, "name": own, "arguments": {**arguments, **fixed}}
     elif method == "prompts/get":
-        name = params.get("name", "")
+        name = params.get("name")
+        if not isinstance(name, str):
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, "prompts/get needs params.name.")
         if name not in caller.record.get("prompts", {}):
             await _merged(virtual, caller, "prompts/list")
         key = caller.record.get("prompts", {}).get(name, [None])[0]
         member = next((m for m in members if m.key == key), None)
         if member is None:
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown prompt: {name}")
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown prompt: {name[:200]}")
         routed = params
     else:
         found = resource_of(params.get("uri", ""), members) if isinstance(params.get("uri"), str) else None
         if found is None:
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown resource: {params.get('uri')}")
+            unknown = f"Unknown resource: {str(params.get('uri'))[:200]}"
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
         member, own = found
         routed = {**params, "uri": own}
     return {"member": member, "message": {**message, "params": routed}}

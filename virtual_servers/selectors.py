@@ -61,8 +61,10 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
             *(f"server__{field}" for field in GATEWAY_FIELDS),
         )
     )
-    members = tuple(
-        Member(row.key, row.server, row.tools, row.prompts, row.resources, row.tool_settings) for row in rows
+    members = tuple(  # a disabled server is left out until it is enabled again
+        Member(row.key, row.server, row.tools, row.prompts, row.resources, row.tool_settings)
+        for row in rows
+        if row.server.is_enabled
     )
     known = defaultdict(set)
     by_server = {row.server_id: row.key for row in rows}

@@ -12,7 +12,7 @@ from django.db import connection
 from mcp.shared.exceptions import MCPError
 
 from servers.models import Server, Tool
-from servers.services import server_delete
+from servers.services import server_delete, server_toggle
 from tests.factories import ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
 from tests.mcp_servers import library_server_fixture, time_server_fixture  # noqa: F401
@@ -202,3 +202,43 @@ def test_a_2026_07_28_client_falls_back_to_the_handshake_and_works(gateway, vic)
     version, plus = run(gateway.url("/team/mcp"), vic, work, mode="auto")
 
     assert (version, plus) == ("2025-11-25", "8")
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        (
+            {"method": "tools/call", "params": {"name": "plus", "arguments": [1, 2]}},
+            "arguments must be an object.",
+        ),
+        ({"method": "prompts/get", "params": {"name": {"x": 1}}}, "prompts/get needs params.name."),
+        (
+            {"method": "resources/read", "params": {"uri": "nobody+file:///x"}},
+            "Unknown resource: nobody+file:///x",
+        ),
+        ({"method": "tools/call", "params": {"name": "x" * 5000}}, f"Unknown tool: {'x' * 200}"),
+        (
+            {"method": "completion/complete", "params": {}},
+            "completion/complete is not served by virtual servers.",
+        ),
+    ],
+)
+def test_odd_requests_get_a_json_rpc_error_never_a_failure(gateway, vic, message, said):
+    _, headers, _ = post(gateway.port, "/team/mcp", INITIALIZE, bearer(vic))
+    session = {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+
+    status, _, body = post(
+        gateway.port, "/team/mcp", {"jsonrpc": "2.0", "id": 9, **message}, bearer(vic, **session)
+    )
+
+    assert status == 200
+    assert json.loads(body)["error"]["message"] == said
+
+
+def test_a_disabled_member_is_left_out_until_enabled_again(gateway, vic):
+    server_toggle(actor=None, server=Server.objects.get(path="/clock"), enabled=False)
+
+    async def names(client):
+        return sorted(tool.name for tool in (await client.list_tools()).tools)
+
+    assert run(gateway.url("/team/mcp"), vic, names) == ["search_api"]
