@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from core.epochs import MISSING
+from servers.choices import HealthStatus
 from servers.models import Server, Tool
 from servers.selectors import GATEWAY_FIELDS
 from virtual_servers.cache import VIRTUALS
@@ -82,6 +83,25 @@ def path_holder(path: str) -> str | None:
     return f"the virtual server {path}" if VirtualServer.objects.filter(path=path).exists() else None
 
 
+def health_of(virtual: VirtualServer) -> dict:
+    """A virtual server's health, derived from its members' last checks: `healthy` when every enabled
+    member is, `unhealthy` when none is, `degraded` between, `disabled` when it or every member is off;
+    with each member's own state."""
+    members = {m.server.path: m.server.health_status for m in virtual.members.select_related("server")}
+    enabled = [status for status in members.values() if status != HealthStatus.DISABLED]
+    if not virtual.is_enabled or not enabled:
+        status = HealthStatus.DISABLED.value
+    elif all(state == HealthStatus.HEALTHY for state in enabled):
+        status = HealthStatus.HEALTHY.value
+    elif any(state == HealthStatus.HEALTHY for state in enabled):
+        status = "degraded"
+    elif all(state == HealthStatus.UNKNOWN for state in enabled):
+        status = HealthStatus.UNKNOWN.value
+    else:
+        status = HealthStatus.UNHEALTHY.value
+    return {"status": status, "members": members}
+
+
 def definition_of(virtual: VirtualServer) -> dict:
     """A virtual server as the API and the console show it (the shape its definition is written in)."""
     return {
@@ -100,6 +120,7 @@ def definition_of(virtual: VirtualServer) -> dict:
             }
             for member in virtual.members.select_related("server").order_by("position")
         ],
+        "health": health_of(virtual),
         "created_at": virtual.created_at.isoformat(),
         "updated_at": virtual.updated_at.isoformat(),
     }

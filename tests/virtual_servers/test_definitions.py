@@ -183,3 +183,25 @@ def test_the_console_defines_one_with_the_same_rule_and_says_what_a_new_tool_lea
     assert added.status_code == 302
     assert AuditEvent.objects.filter(action="virtual_server.create").count() == 1
     assert "add of /library is left out: clients already see add from /clock." in page
+
+
+@pytest.mark.parametrize(
+    ("clock", "library", "derived"),
+    [
+        ("healthy", "healthy", "healthy"),
+        ("healthy", "unhealthy", "degraded"),
+        ("unhealthy", "auth-refused", "unhealthy"),
+        ("unknown", "unknown", "unknown"),
+        ("healthy", "disabled", "healthy"),
+        ("disabled", "disabled", "disabled"),
+    ],
+)
+def test_a_virtual_servers_health_is_derived_from_its_members(admin_api, members, clock, library, derived):
+    admin_api("post", "/api/virtual-servers", TEAM)
+    for server, status in zip(members, (clock, library), strict=True):
+        server.health_status = status
+        server.save(update_fields=["health_status"])
+
+    health = admin_api("get", "/api/virtual-servers/team").json()["health"]
+
+    assert health == {"status": derived, "members": {"/clock": clock, "/library": library}}
