@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db.models.signals import post_delete, post_save
 
 from core.epochs import EpochCache
+from servers.cache import LISTINGS
 
 VIRTUALS = EpochCache("virtual-servers", max_entries=1_000)
 SERVER_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers", "upstream_auth"})
@@ -16,6 +17,12 @@ SERVER_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers", "u
 
 def _changed(**kwargs) -> None:
     VIRTUALS.bump()
+
+
+def _definition_changed(**kwargs) -> None:
+    """A virtual server's definition changed: its route, and the discovery document that lists it."""
+    VIRTUALS.bump()
+    LISTINGS.bump()
 
 
 def _server_saved(sender, instance, update_fields=None, **kwargs) -> None:
@@ -29,7 +36,11 @@ def connect() -> None:
     from virtual_servers.models import VirtualMember, VirtualServer
 
     for model in (VirtualServer, VirtualMember):
-        post_save.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}")
-        post_delete.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}")
+        post_save.connect(
+            _definition_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}"
+        )
+        post_delete.connect(
+            _definition_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}"
+        )
     post_save.connect(_server_saved, sender=Server, dispatch_uid="virtual-cache-server-save")
     post_delete.connect(_changed, sender=Server, dispatch_uid="virtual-cache-server-delete")

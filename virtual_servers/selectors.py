@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from django.db.models import Prefetch
+
 from core.epochs import MISSING
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
+from servers.naming import server_name
 from servers.selectors import GATEWAY_FIELDS
 from virtual_servers.cache import VIRTUALS
 from virtual_servers.mapping import Member
@@ -83,11 +86,12 @@ def path_holder(path: str) -> str | None:
     return f"the virtual server {path}" if VirtualServer.objects.filter(path=path).exists() else None
 
 
-def health_of(virtual: VirtualServer) -> dict:
+def health_of(virtual: VirtualServer, members_of=None) -> dict:
     """A virtual server's health, derived from its members' last checks: `healthy` when every enabled
     member is, `unhealthy` when none is, `degraded` between, `disabled` when it or every member is off;
-    with each member's own state."""
-    members = {m.server.path: m.server.health_status for m in virtual.members.select_related("server")}
+    with each member's own state. `members_of`: its members when already read."""
+    rows = members_of if members_of is not None else virtual.members.select_related("server")
+    members = {m.server.path: m.server.health_status for m in rows}
     enabled = [status for status in members.values() if status != HealthStatus.DISABLED]
     if not virtual.is_enabled or not enabled:
         status = HealthStatus.DISABLED.value
@@ -100,6 +104,34 @@ def health_of(virtual: VirtualServer) -> dict:
     else:
         status = HealthStatus.UNHEALTHY.value
     return {"status": status, "members": members}
+
+
+def discovery_entries(base: str) -> list[dict]:
+    """Enabled virtual servers as entries of the public discovery document (servers/api/discovery.py)."""
+    entries = []
+    members = Prefetch(
+        "members", queryset=VirtualMember.objects.select_related("server").order_by("position")
+    )
+    for virtual in VirtualServer.objects.filter(is_enabled=True).order_by("path").prefetch_related(members):
+        rows = list(virtual.members.all())
+        entries.append(
+            {
+                "id": server_name(virtual.path),
+                "name": virtual.name,
+                "description": virtual.description,
+                "path": virtual.path,
+                "mcp": {"type": "streamable-http", "url": f"{base}{virtual.path}/mcp"},
+                "authentication": {
+                    "required": True,
+                    "type": "bearer",
+                    "token_endpoint": f"{base}/api/auth/token",
+                },
+                "health_status": health_of(virtual, rows)["status"],
+                "virtual": True,
+                "members": [member.server.path for member in rows],
+            }
+        )
+    return entries
 
 
 def definition_of(virtual: VirtualServer) -> dict:

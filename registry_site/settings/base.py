@@ -157,6 +157,9 @@ UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above
 # servers answer "what holds this path", or None.
 GATEWAY_PATH_HOLDERS = ["virtual_servers.selectors.path_holder"]
+# More entries of the public discovery document (/.well-known/mcp-servers), from apps above servers: each
+# function takes the gateway's base URL and returns entries in the document's shape.
+DISCOVERY_ENTRIES = ["virtual_servers.selectors.discovery_entries"]
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

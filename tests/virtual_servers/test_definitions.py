@@ -205,3 +205,33 @@ def test_a_virtual_servers_health_is_derived_from_its_members(admin_api, members
     health = admin_api("get", "/api/virtual-servers/team").json()["health"]
 
     assert health == {"status": derived, "members": {"/clock": clock, "/library": library}}
+
+
+def test_the_public_discovery_document_lists_an_enabled_virtual_server_with_its_gateway_url(
+    admin_api, members, client, settings
+):
+    settings.GATEWAY_PUBLIC_URL = "https://gw.example.test"
+    before = client.get("/.well-known/mcp-servers").json()["servers"]
+    admin_api("post", "/api/virtual-servers", TEAM)
+    admin_api("post", "/api/virtual-servers", {**TEAM, "path": "/off", "is_enabled": False})
+
+    listed = client.get("/.well-known/mcp-servers").json()["servers"]
+
+    assert [entry["path"] for entry in before] == ["/clock", "/library"]
+    assert listed[2:] == [
+        {
+            "id": "io.mcpgateway/team",
+            "name": "Team",
+            "description": "",
+            "path": "/team",
+            "mcp": {"type": "streamable-http", "url": "https://gw.example.test/team/mcp"},
+            "authentication": {
+                "required": True,
+                "type": "bearer",
+                "token_endpoint": "https://gw.example.test/api/auth/token",
+            },
+            "health_status": "unknown",
+            "virtual": True,
+            "members": ["/clock", "/library"],
+        }
+    ]
