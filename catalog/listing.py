@@ -1,7 +1,8 @@
-"""One /v0.1 page over both kinds of entries: the gateway's servers (`io.<namespace>/<path>`, one
-version each, those the caller may see) and the versions published or mirrored here (every caller sees
-them), in one order: name, then version, compared as bytes. Each kind is read by its own keyset query
-(servers/v01_sql.py, catalog/listing_sql.py) and the two are merged.
+"""One /v0.1 page over every kind of entry: the gateway's servers and virtual servers
+(`io.<namespace>/<path>`, one version each, those the caller may see) and the versions published or
+mirrored here (every caller sees them), in one order: name, then version, compared as bytes. Each kind
+is read by its own keyset query (servers/v01_sql.py, virtual_servers/listing.py, catalog/listing_sql.py)
+and the three are merged.
 
 A gateway server's name orders exactly as its path does (`/` becomes `.`, which sorts just below it,
 and paths hold no `.`), so a cursor's name converts into a path bound for the servers' query; published
@@ -17,6 +18,7 @@ from core.epochs import EPOCH_CACHE_TTL_SECONDS
 from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
 from servers.selectors import servers_page_entries
+from virtual_servers.listing import registry_entries
 
 PAGE_CACHE_MAX_CHARS = 256 * 1024  # larger pages (limit up to 1000) are built each time
 
@@ -88,6 +90,13 @@ def registry_page(
                 **filters,
             )
         )
+        virtuals = (
+            []
+            if no_servers
+            else registry_entries(
+                principal, after=servers_after, limit=limit + 1, base_url=base_url, **filters
+            )
+        )
         versions, cut = [], False
         if any_versions:
             chosen = versions_page_query(after=after, include_deleted=include_deleted, **filters)
@@ -95,7 +104,8 @@ def registry_page(
             ids = within_answer_budget(sizes)  # (the servers' entries are small and bounded)
             versions = versions_page_rows(ids, base_url=base_url)
             cut = len(ids) < len(sizes)
-        rows = list(islice(heapq.merge(servers, versions, key=lambda row: (row[0], row[1])), limit + 1))
+        merged = heapq.merge(servers, virtuals, versions, key=lambda row: (row[0], row[1]))
+        rows = list(islice(merged, limit + 1))
         if cut:  # the answer's budget ended the versions: the page ends at the last one that fits
             last_fitting = (versions[-1][0], versions[-1][1])
             rows = [row for row in rows if (row[0], row[1]) <= last_fitting]

@@ -43,26 +43,29 @@ async def json_answer(send, status: int, payload, extra: dict[str, str] | None =
     await send({"type": "http.response.body", "body": body})
 
 
-def session_renamed(send, session_id: str):
+def session_renamed(send, session_id: str | None):
     """`send`, naming the gateway's session in the answer where the server named its own (a session the
-    gateway opened for the client: gateway/deferred.py, gateway/virtual.py)."""
+    gateway opened for the client: gateway/deferred.py, gateway/virtual.py); None names none (a
+    2026-07-28 client has no session)."""
+    ours = [(b"mcp-session-id", session_id.encode("latin-1"))] if session_id else []
 
     async def sending(message):
         if message["type"] == "http.response.start":
             kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"]
-            message = {**message, "headers": [*kept, (b"mcp-session-id", session_id.encode("latin-1"))]}
+            message = {**message, "headers": [*kept, *ours]}
         await send(message)
 
     return sending
 
 
 async def forward(
-    receive, send, route: Route, outbound: Outbound, checked, endpoint: str, opened=None
+    receive, send, route: Route, outbound: Outbound, checked, endpoint: str, opened=None, rename=None
 ) -> None:
     """Relay the exchange while watching the client; a client that leaves mid-answer stops it. `opened`
-    (a GET stream's, gateway/ordering.py) is set once the server has answered with its headers."""
+    (a GET stream's, gateway/ordering.py) is set once the server has answered with its headers; `rename`
+    (a virtual server's member: gateway/virtual_asks.py) renames what its event streams carry."""
     sender = _Sender(send)
-    relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint, opened))
+    relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint, opened, rename))
     watch = asyncio.create_task(_disconnected(receive))
     done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
     watch.cancel()
@@ -75,7 +78,9 @@ async def forward(
     await _report(route, outbound, checked, sender)
 
 
-async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str, opened) -> None:
+async def _relay(
+    send: _Sender, route: Route, outbound: Outbound, checked, endpoint: str, opened, rename
+) -> None:
     try:
         async with upstream.session().request(
             outbound.method,
@@ -91,7 +96,7 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
                 opened.set()
             send.status = response.status
             send.session_id = response.headers.get("mcp-session-id") or outbound.headers.get("mcp-session-id")
-            await _answer(response, send, route, checked, endpoint)
+            await _answer(response, send, route, checked, endpoint, rename)
     except upstream.ERRORS as error:
         if send.started:  # the answer is under way: end it, the client sees a cut stream
             logger.warning("The MCP server at %s broke off its answer (%r).", route.server.path, error)
@@ -111,7 +116,7 @@ async def _relay(send: _Sender, route: Route, outbound: Outbound, checked, endpo
         ) from None
 
 
-async def _answer(response, send: _Sender, route: Route, checked, endpoint: str) -> None:
+async def _answer(response, send: _Sender, route: Route, checked, endpoint: str, rename=None) -> None:
     """Stream the server's answer to the client (tool lists filtered, denials added), noting on `send`
     the ids the server answered with errors. Only what must change is read whole, and only up
     to GATEWAY_MAX_REWRITE_BYTES; everything else goes on as it arrives."""
@@ -122,7 +127,7 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str)
     session_id = response.headers.get("mcp-session-id")
     if checked is not None and checked.opens_session and session_id and status < 400:
         await sessions.bind(server_path, session_id, principal)  # before the client can use it
-    filtering = checked is None or checked.rewrites or endpoint != "mcp"
+    filtering = checked is None or checked.rewrites or endpoint != "mcp" or rename is not None
     limit = settings.GATEWAY_MAX_REWRITE_BYTES
     if content_type.startswith("application/json") and filtering:
         body = await _read_bounded(response, limit)
@@ -133,7 +138,7 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str)
                     f"The server's answer is larger than the gateway's limit of {limit} bytes "
                     "for answers it filters."
                 )
-            body, send.scan.failed = messages.merged_json(body, denied, principal, server_path)
+            body, send.scan.failed = messages.merged_json(body, denied, principal, server_path, rename)
         except messages.Unfilterable as unfilterable:
             text = str(unfilterable) or "The server's answer could not be read to filter it."
             if checked is None:
@@ -155,7 +160,7 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str)
         if endpoint == "sse":
             rewrite = partial(sessions.rewrite_endpoint, server_path, route.server.proxy_pass_url, principal)
         reader = streams.EventStream(
-            principal, server_path, filtering=filtering, limit=limit, endpoint=rewrite
+            principal, server_path, filtering=filtering, limit=limit, endpoint=rewrite, rename=rename
         )
     elif content_type.startswith("application/json"):
         reader = _JsonScan()

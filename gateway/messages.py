@@ -129,9 +129,12 @@ def decoded(raw: bytes):
         return UNREADABLE
 
 
-def merged_json(body: bytes, denied: list[dict], principal: Principal, server_path: str) -> tuple[bytes, set]:
-    """A JSON answer of the server, tool lists filtered and the gateway's denials added; and the ids the
-    server answered with an error."""
+def merged_json(
+    body: bytes, denied: list[dict], principal: Principal, server_path: str, rename=None
+) -> tuple[bytes, set]:
+    """A JSON answer of the server, tool lists filtered, renamed for a virtual server's client
+    (gateway/virtual_asks.py) and the gateway's denials added; and the ids the server answered with an
+    error."""
     if not body.strip() and not denied:
         return body, set()  # nothing to filter
     answer = decoded(body) if body.strip() else []
@@ -139,6 +142,8 @@ def merged_json(body: bytes, denied: list[dict], principal: Principal, server_pa
         raise Unfilterable  # a tool list the gateway cannot read is never passed on unread
     failed = failed_ids(answer)
     filtered = filter_answer(answer, principal, server_path)
+    if rename is not None:
+        filtered = rename(filtered)
     if denied:
         filtered = [*(filtered if isinstance(filtered, list) else [filtered]), *denied]
     if filtered is answer:

@@ -29,10 +29,21 @@ def sse_event(message) -> bytes:
 class EventStream:
     """Feed it the server's chunks; it returns what may go to the client so far."""
 
-    def __init__(self, principal: Principal, server_path: str, *, filtering: bool, limit: int, endpoint=None):
+    def __init__(
+        self,
+        principal: Principal,
+        server_path: str,
+        *,
+        filtering: bool,
+        limit: int,
+        endpoint=None,
+        rename=None,
+    ):
         self.principal, self.server_path = principal, server_path
-        self.filtering, self.limit = filtering or endpoint is not None, limit
+        self.filtering, self.limit = filtering or endpoint is not None or rename is not None, limit
         self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
+        # a virtual server's member (gateway/virtual_asks.py): renames messages and event ids
+        self.rename = rename
         self.failed: set = set()
         self.rest = b""  # an unfinished line
         self.lines: list[bytes] = []  # the lines of the unfinished event
@@ -109,6 +120,9 @@ class EventStream:
             _field(line) == b"event" and _value(line) == b"endpoint" for line in lines
         ):
             return b"event: endpoint\ndata: " + self.endpoint(data)
+        if self.rename is not None:
+            lines = [self.rename.event_id(line) if _field(line) == b"id" else line for line in lines]
+            event = b"\n".join(lines)
         if not data:
             return event
         message = messages.decoded(data)
@@ -122,6 +136,8 @@ class EventStream:
         if not self.filtering:
             return event
         filtered = messages.filter_answer(message, self.principal, self.server_path)
+        if self.rename is not None:
+            filtered = self.rename(filtered)
         if filtered is message:
             return event
         others = [line for line in lines if _field(line) != b"data"]

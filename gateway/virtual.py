@@ -26,13 +26,33 @@ import secrets
 
 from core.epochs import MISSING, EpochCache
 from core.errors import ErrorCode
-from gateway import asking, forwarding, jsonrpc, limits, messages, sessions, virtual_members, virtual_sessions
-from gateway.deferred import HANDSHAKE_VERSIONS
+from gateway import (
+    asking,
+    forwarding,
+    jsonrpc,
+    limits,
+    messages,
+    sessions,
+    virtual_asks,
+    virtual_members,
+    virtual_sessions,
+    virtual_streams,
+)
+from gateway.deferred import HANDSHAKE_VERSIONS, STATELESS_RESULT, STATELESS_VERSION
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
 from gateway.virtual_members import Caller, MemberFailed
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
-from virtual_servers.mapping import fixed_of, prompt_seen, resource_of, resource_seen, tool_of, tool_seen
+from virtual_servers.mapping import (
+    carries_resources,
+    fixed_of,
+    prompt_seen,
+    resource_of,
+    resource_seen,
+    tool_of,
+    tool_seen,
+    uris_prefixed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +63,8 @@ LISTED = EpochCache("virtual-lists", max_entries=10_000)
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SESSION_GONE = "Session not found"
+# what a client declares it takes of server-to-client requests
+ASKED_OF_CLIENTS = frozenset({"sampling", "elicitation", "roots"})
 LISTS = {
     "tools/list": "tools",
     "prompts/list": "prompts",
@@ -50,39 +72,53 @@ LISTS = {
     "resources/templates/list": "resourceTemplates",
 }
 ROUTED = frozenset(
-    {"tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe"}
+    {
+        "tools/call",
+        "prompts/get",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "completion/complete",
+    }
 )
 
 
 async def answer(scope, receive, send, route: Route, checked, method: str, session_id: str, epochs) -> None:
     """The virtual server's answer to a checked request."""
     virtual, principal = route.virtual, route.principal
-    if method == "GET":
-        raise Refusal(
-            405,
-            ErrorCode.METHOD_NOT_ALLOWED,
-            f"{virtual.path} is a virtual server: it opens no stream of its own; POST requests.",
-            {"Allow": "POST, DELETE"},
-        )
+    if method == "GET" and not session_id:
+        raise Refusal(400, ErrorCode.BAD_REQUEST, "A stream belongs to a session: send Mcp-Session-Id.")
     record = await virtual_sessions.load(virtual.path, session_id) if session_id else None
     if session_id and record is None:
         return await forwarding.json_answer(
             send, 404, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, SESSION_GONE)
         )
     caller = Caller(principal, epochs, virtual.path, session_id, record)
+    if method == "GET":
+        return await virtual_streams.listen(scope, receive, send, route, caller)
     if method == "DELETE":
         if record is not None:
             await _close(caller, virtual)
         return await forwarding.json_answer(send, 200, None)
     forward = checked.forward
+    versions = asking.versions(scope, checked)
+    if not session_id and any(version >= STATELESS_VERSION for version in versions):
+        caller = await _stateless(caller, forward)
+        record = caller.record
     single = forward[0] if not checked.batch and len(forward) == 1 else None
     if single is not None and single.get("method") in ROUTED and "id" in single and record is not None:
         return await _stream(scope, receive, send, route, caller, checked, single)
     replies, opened = [], None
     for message in forward:
-        if "id" not in message or "method" not in message:
-            continue  # notifications, and answers to requests no member's stream can send here
+        if "method" not in message:  # a client's answer to a member's request goes to that member
+            if record is not None and (found := virtual_asks.answered(message, virtual.members)):
+                await virtual_members.tell(caller, *found)
+            continue
+        if "id" not in message:
+            continue  # notifications are the gateway's own to take
         reply, new_session = await _reply(virtual, caller, message)
+        if caller.stateless and "result" in reply:
+            reply = {**reply, "result": {**reply["result"], **STATELESS_RESULT}}
         opened = opened or new_session
         replies.append(reply)
     replies += checked.denied
@@ -98,10 +134,12 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
     if method == "initialize":
         session_id, result = await _open(virtual, caller, message)
         return _result(request_id, result), session_id
-    if method == "server/discover":  # 2026-07-28's handshake: not spoken here, the client falls back
-        return jsonrpc.error_message(
-            request_id, METHOD_NOT_FOUND, "A virtual server speaks 2025-11-25 and earlier: send initialize."
-        ), None
+    if method == "server/discover":  # 2026-07-28: what a client needs to know, no session
+        discovered = {
+            "supportedVersions": [*HANDSHAKE_VERSIONS, STATELESS_VERSION],
+            **_described(virtual),
+        }
+        return _result(request_id, {**discovered, **STATELESS_RESULT}), None
     if method in ("ping", "logging/setLevel"):
         return _result(request_id, {}), None
     if caller.record is None:
@@ -136,19 +174,54 @@ async def _open(virtual, caller: Caller, message: dict) -> tuple[str, dict]:
     await sessions.bind(virtual.path, session_id, caller.principal)
     record = virtual_sessions.new_record({**params, "protocolVersion": version})
     await virtual_sessions.keep(virtual.path, session_id, record)
-    capabilities = {"tools": {"listChanged": False}}
+    return session_id, {"protocolVersion": version, **_described(virtual)}
+
+
+def _described(virtual) -> dict:
+    """What `initialize` and `server/discover` say of the virtual server: what its members carry (each
+    member's list changes and resource updates reach the client on its stream: gateway/virtual_streams.py),
+    completions and log messages passed to the member they concern."""
+    capabilities = {"tools": {"listChanged": True}, "completions": {}, "logging": {}}
     if any(member.prompts.get("include") != [] for member in virtual.members):
-        capabilities["prompts"] = {"listChanged": False}
-    if any(member.resources.get("include") != [] for member in virtual.members):
-        capabilities["resources"] = {"subscribe": True, "listChanged": False}
-    result = {
-        "protocolVersion": version,
-        "capabilities": capabilities,
-        "serverInfo": {"name": virtual.name, "version": "1.0.0"},
-    }
+        capabilities["prompts"] = {"listChanged": True}
+    if any(carries_resources(member) for member in virtual.members):
+        capabilities["resources"] = {"subscribe": True, "listChanged": True}
+    described = {"capabilities": capabilities, "serverInfo": {"name": virtual.name, "version": "1.0.0"}}
     if virtual.description:
-        result["instructions"] = virtual.description
-    return session_id, result
+        described["instructions"] = virtual.description
+    return described
+
+
+async def _stateless(caller: Caller, forward: list) -> Caller:
+    """The caller of a 2026-07-28 request (no session): the gateway keeps its members' sessions for the
+    caller, as for a session of its own, opened with what the first request's `_meta` says of the client
+    (a client's answer to a member's request names no client, yet must reach the session that asked).
+    2026-07-28 has no requests from server to client: members are told the client takes none."""
+    meta = {}
+    for message in forward:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if isinstance(params.get("_meta"), dict):
+            meta = params["_meta"]
+            break
+    client = meta.get("io.modelcontextprotocol/clientInfo")
+    client = client if isinstance(client, dict) else {"name": "unnamed", "version": "0"}
+    capabilities = meta.get("io.modelcontextprotocol/clientCapabilities")
+    session_id = virtual_sessions.stateless_id(sessions.owner(caller.principal))
+    record = await virtual_sessions.load(caller.virtual_path, session_id)
+    if record is None:
+        record = virtual_sessions.new_record(
+            {
+                "protocolVersion": HANDSHAKE_VERSIONS[-1],
+                "capabilities": {
+                    name: value
+                    for name, value in (capabilities if isinstance(capabilities, dict) else {}).items()
+                    if name not in ASKED_OF_CLIENTS
+                },
+                "clientInfo": client,
+            }
+        )
+        await virtual_sessions.keep(caller.virtual_path, session_id, record)
+    return Caller(caller.principal, caller.epochs, caller.virtual_path, session_id, record, stateless=True)
 
 
 async def _merged(virtual, caller: Caller, method: str) -> list[dict]:
@@ -190,7 +263,7 @@ async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
             complete = False
             continue
         for item in items:
-            seen, own = _seen(method, item, member)
+            seen, own = _seen(virtual, method, item, member)
             if seen is not None:
                 found.append((member, seen, own))
     if complete:
@@ -198,13 +271,13 @@ async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
     return found
 
 
-def _seen(method: str, item: dict, member) -> tuple[dict | None, str | None]:
+def _seen(virtual, method: str, item: dict, member) -> tuple[dict | None, str | None]:
     if method == "tools/list":
         return tool_seen(item, member), item.get("name")
     if method == "prompts/list":
         return prompt_seen(item, member), item.get("name")
     field = "uriTemplate" if method == "resources/templates/list" else "uri"
-    return resource_seen(item, member, field), item.get(field)
+    return resource_seen(item, member, uris_prefixed(virtual.members), field), item.get(field)
 
 
 def _may_use(caller: Caller, virtual, member, method: str, seen: dict, own) -> bool:
@@ -244,16 +317,25 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
             )
         routed = {**params, "name": own, "arguments": {**arguments, **fixed}}
     elif method == "prompts/get":
-        name = params.get("name")
-        if not isinstance(name, str):
+        if not isinstance(params.get("name"), str):
             return jsonrpc.error_message(request_id, INVALID_PARAMS, "prompts/get needs params.name.")
-        if name not in caller.record.get("prompts", {}):
-            await _merged(virtual, caller, "prompts/list")
-        key = caller.record.get("prompts", {}).get(name, [None])[0]
-        member = next((m for m in members if m.key == key), None)
+        member = await _prompt_behind(virtual, caller, params.get("name"))
         if member is None:
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, f"Unknown prompt: {name[:200]}")
+            unknown = f"Unknown prompt: {str(params.get('name'))[:200]}"
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
         routed = params
+    elif method == "completion/complete":
+        ref = params.get("ref") if isinstance(params.get("ref"), dict) else {}
+        if ref.get("type") == "ref/prompt":
+            member = await _prompt_behind(virtual, caller, ref.get("name"))
+            routed = params
+        else:
+            found = resource_of(ref["uri"], members) if isinstance(ref.get("uri"), str) else None
+            member, own = found or (None, None)
+            routed = {**params, "ref": {**ref, "uri": own}}
+        if member is None:
+            unknown = f"Nothing to complete for {json.dumps(ref)[:200]}"
+            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
     else:
         found = resource_of(params.get("uri", ""), members) if isinstance(params.get("uri"), str) else None
         if found is None:
@@ -262,6 +344,16 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
         member, own = found
         routed = {**params, "uri": own}
     return {"member": member, "message": {**message, "params": routed}}
+
+
+async def _prompt_behind(virtual, caller: Caller, name):
+    """The member whose list shows a prompt of this name to the caller."""
+    if not isinstance(name, str):
+        return None
+    if name not in caller.record.get("prompts", {}):
+        await _merged(virtual, caller, "prompts/list")
+    key = caller.record.get("prompts", {}).get(name, [None])[0]
+    return next((member for member in virtual.members if member.key == key), None)
 
 
 def _tool_behind(virtual, caller: Caller, name: str):
@@ -308,10 +400,18 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
         body=json.dumps(routed, separators=(",", ":")).encode(),
     )
     member_route = Route(server=member.server, principal=principal)
-    answer_to = forwarding.session_renamed(send, caller.session_id)
+    answer_to = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
     with limits.slot(sessions.owner(principal), member.server.proxy_pass_url):
         try:
-            await forwarding.forward(receive, answer_to, member_route, outbound, member_checked, "mcp")
+            await forwarding.forward(
+                receive,
+                answer_to,
+                member_route,
+                outbound,
+                member_checked,
+                "mcp",
+                rename=virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless),
+            )
         except SignInRefused as refused:
             await forwarding.json_answer(send, *asking.answer(scope, checked, refused.missing(member.server)))
 

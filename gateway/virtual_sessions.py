@@ -56,6 +56,11 @@ def _key(virtual_path: str, session_id: str) -> str:
     return f"registry:gateway:virtual:{virtual_path}:{sessions._digest(session_id)}"
 
 
+def stateless_id(owner: str) -> str:
+    """The session the gateway keeps for a 2026-07-28 caller (whose clients open none)."""
+    return f"{PREFIX}stateless-{sessions._digest(owner)}"
+
+
 def new_record(init_params: dict) -> dict:
     return {"init": init_params, "members": {}, "tools": {}, "prompts": {}}
 

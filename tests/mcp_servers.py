@@ -28,6 +28,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context
 from mcp.server.streamable_http import EventMessage, EventStore
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -437,6 +438,57 @@ def library_app():
     def doc(name: str) -> str:
         """A page of the library's documentation."""
         return f"The page {name}."
+
+    return server.streamable_http_app()
+
+
+class ReaderAnswer(BaseModel):
+    text: str
+
+
+def desk_app():
+    """A server that asks its client things mid-call (elicitation, sampling), adds a tool when told and
+    says its list changed, and tells subscribers a note changed (each on the session's own GET stream,
+    outside any request, when `related` is false); a note resource and a `review` prompt of its own."""
+    server = MCPServer("Desk", log_level="WARNING")
+
+    @server.tool()
+    async def ask_reader(question: str, ctx: Context) -> str:
+        """Ask the user a question."""
+        result = await ctx.elicit(message=question, schema=ReaderAnswer)
+        return f"{result.action}: {result.data.text if result.action == 'accept' else ''}"
+
+    @server.tool()
+    async def summarize(text: str, ctx: Context) -> str:
+        """Ask the client's model for a summary."""
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))
+        result = await ctx.session.create_message(
+            messages=[message], max_tokens=50, related_request_id=ctx.request_id
+        )
+        return f"summary: {result.content.text}"
+
+    @server.tool()
+    async def shelve(name: str, ctx: Context) -> str:
+        """Add a tool of this name, and tell the client its tool list changed."""
+        server.add_tool(lambda: f"the {name} shelf", name=name, description=f"The {name} shelf.")
+        await ctx.session.send_tool_list_changed()
+        return f"shelved {name}"
+
+    @server.tool()
+    async def touch(uri: str, ctx: Context) -> str:
+        """Tell the client the resource at `uri` changed."""
+        await ctx.session.send_resource_updated(uri)
+        return f"touched {uri}"
+
+    @server.prompt()
+    def review(code: str) -> str:
+        """The desk's own review prompt."""
+        return f"Desk review: {code}"
+
+    @server.resource("file:///readme.md")
+    def note() -> str:
+        """The desk's note."""
+        return "A note on the desk."
 
     return server.streamable_http_app()
 

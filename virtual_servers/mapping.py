@@ -4,8 +4,10 @@
   the fixed arguments (gone from `properties` and `required`); a call by the name clients see reaches
   the member under the tool's own name with the fixed arguments added;
 - a prompt: as it is (a name two members share is carried from the first);
-- a resource (and a resource template): its URI becomes `<member key>+<its URI>`, which is unique per
-  member and reversible (a key holds no `+`); reading, subscribing and unsubscribing take that URI back.
+- a resource (and a resource template): when one member carries resources, its URI as it is; when
+  several do, `<member key>+<its URI>`, which is unique per member and reversible (a key holds no `+`);
+  reading, subscribing, unsubscribing and completing take that URI back, and a member's notice about a
+  resource names it as clients see it.
 
 A name two members' live lists share is carried from the first member (the definition was refused if
 their known tools collided when it was saved; a tool added since is left out and the console says so)."""
@@ -60,24 +62,37 @@ def prompt_seen(prompt: dict, member: Member) -> dict | None:
     return prompt if isinstance(name, str) and carried(member.prompts, name) else None
 
 
-def resource_seen(resource: dict, member: Member, field: str = "uri") -> dict | None:
+def carries_resources(member: Member) -> bool:
+    return member.resources.get("include") != []
+
+
+def uris_prefixed(members) -> bool:
+    """Whether clients see members' resource URIs prefixed by their keys (several members carry some)."""
+    return sum(1 for member in members if carries_resources(member)) > 1
+
+
+def uri_seen(uri: str, member: Member, prefixed: bool) -> str:
+    return f"{member.key}{URI_SEPARATOR}{uri}" if prefixed else uri
+
+
+def resource_seen(resource: dict, member: Member, prefixed: bool, field: str = "uri") -> dict | None:
     """A resource (`uri`) or resource template (`uriTemplate`) as clients see it, or None."""
     uri = resource.get(field)
     if not isinstance(uri, str) or not carried(member.resources, uri):
         return None
-    return {**resource, field: f"{member.key}{URI_SEPARATOR}{uri}"}
+    return {**resource, field: uri_seen(uri, member, prefixed)} if prefixed else resource
 
 
 def resource_of(uri: str, members: list[Member]) -> tuple[Member, str] | None:
     """The member and the member's own URI of a URI clients see, when the member carries it."""
-    key, separator, own = uri.partition(URI_SEPARATOR)
-    if not separator:
+    if uris_prefixed(members):
+        key, separator, own = uri.partition(URI_SEPARATOR)
+        member = next((member for member in members if member.key == key), None) if separator else None
+    else:
+        member, own = next((member for member in members if carries_resources(member)), None), uri
+    if member is None:
         return None
-    for member in members:
-        if member.key == key:
-            carries_it = carried(member.resources, own) or _templated(member, own)
-            return (member, own) if carries_it else None
-    return None
+    return (member, own) if carried(member.resources, own) or _templated(member, own) else None
 
 
 def _templated(member: Member, uri: str) -> bool:

@@ -28,11 +28,12 @@ def run_suite(
             "The MCP conformance suite is not installed: `make test` runs "
             "`npm ci --prefix tests/conformance` (it needs the npm registry)."
         )
-    command = [str(NODE), str(SUITE), "server", "--url", url]
+    command = [str(NODE), str(SUITE), "server", "--url", url, "--output-dir", str(workdir / "results")]
     if scenario:
         command += ["--scenario", scenario]
     workdir.mkdir(parents=True, exist_ok=True)
     finished = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    (workdir / "suite.log").write_text(finished.stdout + finished.stderr)  # kept for a failure's reader
     verdicts = {
         found["scenario"]: int(found["failed"]) == 0 and int(found["passed"]) > 0
         for found in VERDICT.finditer(finished.stdout)

@@ -45,3 +45,21 @@ def test_every_scenario_that_passes_direct_passes_through_the_gateway(gateway, c
     assert [verdict for run in repeated for verdict in run.values()] == [True] * (
         len(SERVER_ASKS_CLIENT) * REPEATS
     )
+
+
+def test_every_scenario_passes_through_a_virtual_server_of_the_conformance_server(gateway, caller, tmp_path):
+    from virtual_servers.services import virtual_server_create
+
+    upstream = serve(server.app())
+    ServerFactory(path="/conformance", proxy_pass_url=upstream.url("/mcp"))
+    virtual_server_create(
+        actor=None, path="/suite", definition={"name": "Suite", "members": [{"server": "/conformance"}]}
+    )
+    token = caller({"server": "*", "methods": ["*"], "tools": ["*"]})
+    proxy = serve(BearerProxy(f"http://localhost:{gateway.port}", token))
+    try:
+        through = run_suite(f"http://localhost:{proxy.port}/suite/mcp", tmp_path / "virtual")
+    finally:
+        proxy.stop()
+        upstream.stop()
+    assert [name for name, passed in through.items() if not passed] == []

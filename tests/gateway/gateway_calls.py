@@ -36,18 +36,19 @@ def caller_fixture(member, scope_factory, token_for):
     return make
 
 
-async def _session(url: str, token: str | None, work, mode: str, extra: dict | None):
+async def _session(url: str, token: str | None, work, mode: str, extra: dict | None, options: dict):
     headers = {**(extra or {}), **({"Authorization": f"Bearer {token}"} if token else {})}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(20)) as http:
-        async with Client(streamable_http_client(url, http_client=http), mode=mode, cache=None) as client:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, cache=None, **options) as client:
             return await work(client)
 
 
-def run(url: str, token: str | None, work, mode: str = "legacy", headers: dict | None = None):
+def run(url: str, token: str | None, work, mode: str = "legacy", headers: dict | None = None, **options):
     """`work(client)` in a session of the official SDK client: `legacy` (the initialize handshake),
     `auto` (2026-07-28 when the server speaks it) or a 2026-07-28 version pin; `headers` go with every
-    request."""
-    return anyio.run(_session, url, token, work, mode, headers)
+    request; `options` are the client's (callbacks)."""
+    return anyio.run(_session, url, token, work, mode, headers, options)
 
 
 async def list_and_call(client):

@@ -89,16 +89,16 @@ def test_prompts_resources_and_templates_of_a_member_are_read_through_the_virtua
         prompt = await client.get_prompt("review", {"code": "x = 1"})
         resources = [str(resource.uri) for resource in (await client.list_resources()).resources]
         templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
-        readme = await client.read_resource("library+file:///readme.md")
-        page = await client.read_resource("library+file:///docs/intro")
+        readme = await client.read_resource("file:///readme.md")
+        page = await client.read_resource("file:///docs/intro")
         return prompts, prompt.messages[0].content.text, resources, templates, readme, page
 
     prompts, text, resources, templates, readme, page = run(gateway.url("/team/mcp"), vic, work)
 
     assert prompts == ["review"]
     assert text == "Please review: x = 1"
-    assert resources == ["library+file:///readme.md"]
-    assert templates == ["library+file:///docs/{name}"]
+    assert resources == ["file:///readme.md"]  # one member carries resources: their URIs as they are
+    assert templates == ["file:///docs/{name}"]
     assert readme.contents[0].text == "Read me first."
     assert page.contents[0].text == "The page intro."
 
@@ -163,18 +163,18 @@ def test_a_member_removed_while_a_session_is_open_leaves_the_rest_usable(gateway
     assert (error.code, error.message) == (-32602, "Unknown tool: search_api")
 
 
-def test_the_sse_transport_and_get_streams_of_a_virtual_server_are_refused_plainly(gateway, vic):
+def test_the_sse_transport_of_a_virtual_server_is_refused_plainly_and_a_get_needs_a_session(gateway, vic):
     status, body = get(gateway.port, "/team/sse", vic)
-    opened, headers, _ = post(gateway.port, "/team/mcp", INITIALIZE, bearer(vic))
-    stream_status, stream_body = get(gateway.port, "/team/mcp", vic, headers["mcp-session-id"])
+    sessionless, sessionless_body = get(gateway.port, "/team/mcp", vic)
 
     assert (status, json.loads(body)["detail"]) == (
         404,
         "/team is a virtual server: it is served at /team/mcp.",
     )
-    assert opened == 200
-    assert headers["mcp-session-id"].startswith("registry-virtual-")
-    assert (stream_status, json.loads(stream_body)["error_code"]) == (405, "method_not_allowed")
+    assert (sessionless, json.loads(sessionless_body)["detail"]) == (
+        400,
+        "A stream belongs to a session: send Mcp-Session-Id.",
+    )
 
 
 def get(port: int, path: str, token: str, session_id: str | None = None) -> tuple[int, bytes]:
@@ -194,14 +194,34 @@ def test_a_tool_the_registry_has_not_discovered_is_found_by_listing_when_first_c
     assert run(gateway.url("/team/mcp"), vic, work).endswith("+00:00")
 
 
-def test_a_2026_07_28_client_falls_back_to_the_handshake_and_works(gateway, vic):
+def test_a_2026_07_28_client_discovers_and_works_without_a_session(gateway, vic):
     async def work(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
         plus = (await client.call_tool("plus", {"a": 4, "b": 4})).content[0].text
-        return client.protocol_version, plus
+        found = (await client.call_tool("search_api", {"query": "q"})).content[0].text
+        prompt = await client.get_prompt("review", {"code": "y = 2"})
+        readme = await client.read_resource("file:///readme.md")
+        return client.protocol_version, tools, plus, found, prompt.messages[0].content.text, readme
 
-    version, plus = run(gateway.url("/team/mcp"), vic, work, mode="auto")
+    version, tools, plus, found, prompt, readme = run(gateway.url("/team/mcp"), vic, work, mode="auto")
 
-    assert (version, plus) == ("2025-11-25", "8")
+    assert (version, tools) == ("2026-07-28", ["current_time", "plus", "search_api"])
+    assert (plus, found, prompt) == ("8", "acme/api: q", "Please review: y = 2")
+    assert readme.contents[0].text == "Read me first."
+
+
+def test_a_2026_07_28_list_is_private_to_its_caller_and_no_session_is_named(gateway, vic):
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    status, headers, body = post(
+        gateway.port,
+        "/team/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+        bearer(vic, **{"MCP-Protocol-Version": "2026-07-28"}),
+    )
+
+    result = json.loads(body)["result"]
+    assert (status, "mcp-session-id" in headers) == (200, False)
+    assert (result["resultType"], result["cacheScope"], result["ttlMs"]) == ("complete", "private", 0)
 
 
 @pytest.mark.parametrize(
@@ -213,13 +233,18 @@ def test_a_2026_07_28_client_falls_back_to_the_handshake_and_works(gateway, vic)
         ),
         ({"method": "prompts/get", "params": {"name": {"x": 1}}}, "prompts/get needs params.name."),
         (
-            {"method": "resources/read", "params": {"uri": "nobody+file:///x"}},
-            "Unknown resource: nobody+file:///x",
+            {"method": "resources/read", "params": {"uri": {"x": 1}}},
+            "Unknown resource: {'x': 1}",
         ),
         ({"method": "tools/call", "params": {"name": "x" * 5000}}, f"Unknown tool: {'x' * 200}"),
+        ({"method": "completion/complete", "params": {}}, "Nothing to complete for {}"),
         (
-            {"method": "completion/complete", "params": {}},
-            "completion/complete is not served by virtual servers.",
+            {"method": "completion/complete", "params": {"ref": {"type": "ref/prompt", "name": "nothing"}}},
+            'Nothing to complete for {"type": "ref/prompt", "name": "nothing"}',
+        ),
+        (
+            {"method": "sampling/createMessage", "params": {}},
+            "sampling/createMessage is not served by virtual servers.",
         ),
     ],
 )

@@ -1,0 +1,95 @@
+"""Virtual servers where callers find servers: the /v0.1 listing (catalog/listing.py merges these rows
+with the servers' and the published versions', in name order), the dashboard and search. A caller sees
+the virtual servers its rights show, by the servers' one rule (`Principal.server_visibility`: any rule
+naming the path, or every server), enabled or not, as it sees servers.
+
+A virtual server's /v0.1 entry is a ServerResponse like a gateway server's: its registry name
+(`io.<namespace>/<path>`), one version, the gateway URL as its one remote, and `_meta` saying it is
+virtual, its members and its health derived from theirs."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.db.models import Prefetch, Q
+from django.db.models.functions import Collate
+
+from servers.naming import server_name
+from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META
+from virtual_servers.models import VirtualMember, VirtualServer
+from virtual_servers.selectors import health_of
+
+VERSION = "1.0.0"  # a virtual server has one version: its current definition
+
+
+def visible_to(principal):
+    """The virtual servers `principal` may see, by path, their members prefetched."""
+    sees_all, paths = principal.server_visibility()
+    rows = VirtualServer.objects.all() if sees_all else VirtualServer.objects.filter(path__in=paths)
+    members = VirtualMember.objects.select_related("server").order_by("position")
+    return rows.prefetch_related(Prefetch("members", queryset=members))
+
+
+def registry_entries(
+    principal,
+    *,
+    after: str | None,
+    limit: int,
+    base_url: str,
+    search: str = "",
+    updated_since=None,
+    version: str | None = None,
+) -> list[tuple[str, str, str]]:
+    """At most `limit` rows `(name, version, ServerResponse JSON text)` of the virtual servers
+    `principal` sees after the path `after`, in name order (paths compared as bytes)."""
+    if version and version not in ("latest", VERSION):
+        return []
+    rows = visible_to(principal).alias(path_c=Collate("path", "C")).order_by("path_c")
+    if search:
+        matches = Q(name__icontains=search) | Q(description__icontains=search) | Q(path__icontains=search)
+        rows = rows.filter(matches)
+    if updated_since is not None:
+        rows = rows.filter(updated_at__gte=updated_since)
+    if after is not None:
+        rows = rows.filter(path_c__gt=after)
+    found = []
+    for virtual in rows[:limit]:
+        entry = registry_entry(virtual, list(virtual.members.all()), base_url=base_url)
+        found.append((entry["server"]["name"], VERSION, json.dumps(entry, separators=(",", ":"))))
+    return found
+
+
+def registry_entry(virtual: VirtualServer, members: list[VirtualMember], *, base_url: str) -> dict:
+    namespace = settings.REGISTRY_NAMESPACE
+    name = server_name(virtual.path)
+    title = (virtual.name or name)[:DESCRIPTION_MAX]
+    health = health_of(virtual, members)["status"]
+    updated = virtual.updated_at.isoformat().replace("+00:00", "Z")
+    return {
+        "server": {
+            "name": name,
+            "description": (virtual.description.strip() or title)[:DESCRIPTION_MAX],
+            "version": VERSION,
+            "title": title,
+            "remotes": [{"type": "streamable-http", "url": f"{base_url}{virtual.path}/mcp"}],
+            "_meta": {
+                f"io.{namespace}/internal": {
+                    "path": virtual.path,
+                    "is_enabled": virtual.is_enabled,
+                    "health_status": health,
+                    "virtual": True,
+                    "members": [member.server.path for member in members],
+                }
+            },
+        },
+        "_meta": {
+            f"io.{namespace}/registry": {"last_checked": None, "health_status": health},
+            OFFICIAL_META: {
+                "status": "active",
+                "publishedAt": virtual.created_at.isoformat().replace("+00:00", "Z"),
+                "updatedAt": updated,
+                "isLatest": True,
+            },
+        },
+    }
