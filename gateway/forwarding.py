@@ -130,7 +130,7 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str,
     filtering = checked is None or checked.rewrites or endpoint != "mcp" or rename is not None
     limit = settings.GATEWAY_MAX_REWRITE_BYTES
     if content_type.startswith("application/json") and filtering:
-        body = await _read_bounded(response, limit)
+        body = await upstream.read_bounded(response, limit)
         denied = checked.denied if checked is not None else []
         try:
             if body is None:
@@ -175,16 +175,6 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str,
     if checked is not None and checked.denied:
         tail += b"".join(streams.sse_event(denied) for denied in checked.denied)
     await send({"type": "http.response.body", "body": tail})
-
-
-async def _read_bounded(response, limit: int) -> bytes | None:
-    """The whole answer, or None when it is longer than `limit` (the rest is not read)."""
-    body = bytearray()
-    async for chunk in response.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
 
 
 class _JsonScan:

@@ -55,3 +55,14 @@ def timeout() -> aiohttp.ClientTimeout:
 
 def is_timeout(error: BaseException) -> bool:
     return isinstance(error, asyncio.TimeoutError | aiohttp.ServerTimeoutError)
+
+
+async def read_bounded(response, limit: int) -> bytes | None:
+    """The whole answer, to its end however it arrives, or None when it is longer than `limit` (the rest
+    is not read)."""
+    body = bytearray()
+    async for chunk in response.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)

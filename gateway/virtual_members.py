@@ -5,7 +5,9 @@ lists gathered page by page. A member that cannot answer raises MemberFailed, wh
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -16,7 +18,10 @@ from gateway.routing import Refusal
 from gateway.sign_in import sign_in_refused
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
+logger = logging.getLogger(__name__)
+
 PAGE_LIMIT = 20  # pages of one member's list followed at most
+_OPENING: dict[tuple, asyncio.Lock] = {}  # (virtual path, session, member key) being opened now
 
 
 @dataclass
@@ -29,6 +34,7 @@ class Caller:
     virtual_path: str
     session_id: str
     record: dict
+    stateless: bool = False  # a 2026-07-28 client: the session is the gateway's own (gateway/virtual.py)
 
     @property
     def epoch(self):
@@ -46,18 +52,32 @@ async def credential(member, principal, epoch) -> dict[str, str]:
 
 
 async def member_session(caller: Caller, member, headers) -> str:
-    """The member's session of this virtual session, opened now when it is not yet."""
+    """The member's session of this virtual session, opened now when it is not yet: once, though a
+    client's GET stream and its first requests arrive together (one opening at a time per member in a
+    process; another process's opening is found in Redis)."""
     opened = caller.record["members"].get(member.key)
     if opened:
         return opened
-    current = await virtual_sessions.fresh(caller.virtual_path, caller.session_id)  # another process's?
-    if current is not None and current["members"].get(member.key):
-        caller.record["members"] = {**current["members"], **caller.record["members"]}
-        return current["members"][member.key]
-    opened = await deferred.open_upstream_session(member.server, caller.record["init"], headers)
-    caller.record["members"][member.key] = opened
-    await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
-    return opened
+    key = (caller.virtual_path, caller.session_id, member.key)
+    lock = _OPENING.setdefault(key, asyncio.Lock())
+    try:
+        async with lock:
+            opened = caller.record["members"].get(member.key)
+            if opened:
+                return opened
+            current = await virtual_sessions.fresh(caller.virtual_path, caller.session_id)
+            if current is not None and current["members"].get(member.key):
+                caller.record["members"] = {**current["members"], **caller.record["members"]}
+                return current["members"][member.key]
+            opened = await deferred.open_upstream_session(member.server, caller.record["init"], headers)
+            caller.record["members"][member.key] = opened
+            if current is not None:  # what other requests stored meanwhile stays
+                caller.record["members"] = {**current["members"], **caller.record["members"]}
+            await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+            return opened
+    finally:
+        if not lock.locked() and _OPENING.get(key) is lock:
+            del _OPENING[key]
 
 
 def request_headers(record: dict, credential_headers: dict, member_session_id: str) -> dict[str, str]:
@@ -94,8 +114,8 @@ async def ask(caller: Caller, member, message: dict) -> dict:
                 raise MemberFailed(f"{path} refused the caller's sign-in.")
             if response.status >= 400:
                 raise MemberFailed(f"The MCP server at {path} answered {response.status}.")
-            body = await response.content.read(settings.GATEWAY_MAX_REWRITE_BYTES + 1)
-            if len(body) > settings.GATEWAY_MAX_REWRITE_BYTES:
+            body = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
+            if body is None:
                 raise MemberFailed(f"The MCP server at {path} answered more than the gateway reads.")
             content_type = response.headers.get("content-type", "")
     except upstream.ERRORS as error:
@@ -106,6 +126,26 @@ async def ask(caller: Caller, member, message: dict) -> dict:
         if isinstance(answer, dict) and answer.get("id") == message["id"] and "method" not in answer:
             return answer
     raise MemberFailed(f"The MCP server at {path} gave no answer to the request.")
+
+
+async def tell(caller: Caller, member, message: dict) -> None:
+    """Send the member a message that has no answer (a client's answer to the member's request), in the
+    caller's session with it; a member that cannot take it is logged, the client is not told."""
+    try:
+        headers = await credential(member, caller.principal, caller.epoch)
+        opened = await member_session(caller, member, headers)
+        async with upstream.session().post(
+            member.server.proxy_pass_url,
+            data=json.dumps(message),
+            headers=request_headers(caller.record, headers, opened),
+            timeout=upstream.timeout(),
+            allow_redirects=False,
+        ) as response:
+            await response.read()
+            if response.status >= 400:
+                logger.info("%s refused an answer of a client: %s", member.server.path, response.status)
+    except (CredentialMissing, CredentialUnavailable, Refusal, *upstream.ERRORS) as error:
+        logger.info("An answer of a client could not reach %s: %r", member.server.path, error)
 
 
 def _messages(body: bytes, content_type: str) -> list:

@@ -157,3 +157,58 @@ def test_a_stream_resumed_with_an_id_of_no_member_is_refused(gateway, studio):
         400,
         "Last-Event-ID names no stream of this virtual server.",
     )
+
+
+def slow_stream_app():
+    """A member whose every answer is an event stream sent in pieces: a comment first, the answer later."""
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body) if body else {}
+        if "id" not in request:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            return await send({"type": "http.response.body", "body": b""})
+        result = {"tools": [{"name": "late", "inputSchema": {"type": "object"}}]}
+        if request["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "s", "version": "1"},
+            }
+        headers = [(b"content-type", b"text/event-stream"), (b"mcp-session-id", b"slow-session")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": thinking\n\n", "more_body": True})
+        await anyio.sleep(0.3)
+        answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        await send({"type": "http.response.body", "body": b"event: message\ndata: " + answer + b"\n\n"})
+
+    return app
+
+
+def test_a_members_answer_that_arrives_in_pieces_is_read_to_its_end(
+    gateway, member, scope_factory, token_for
+):
+    slow = _serve(slow_stream_app())
+    try:
+        ServerFactory(path="/slow", name="Slow", proxy_pass_url=slow.url("/mcp"))
+        virtual_server_create(
+            actor=None, path="/patient", definition={"name": "P", "members": [{"server": "/slow"}]}
+        )
+        scope_factory(
+            "everything", group="everyone", server_rules=[{"server": "*", "methods": ["*"], "tools": ["*"]}]
+        )
+        token = token_for(member("pat", "everyone"))
+
+        async def work(client):
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+        assert run(gateway.url("/patient/mcp"), token, work) == ["late"]
+    finally:
+        slow.stop()
