@@ -1,7 +1,8 @@
-"""The official MCP conformance suite, run against our conformance server twice: direct, and through the
-gateway (a loopback proxy adds the bearer token the suite does not send). Every scenario that passes
-direct passes through the gateway; the scenarios in which the server asks the client something mid-call
-run several more times through it, since a request lost on the way would fail them only now and then."""
+"""The official MCP conformance suite, run against our conformance server: direct, through the gateway (a
+loopback proxy adds the bearer token the suite does not send), and through virtual servers of it. Every
+scenario that passes direct passes through the gateway; the scenarios in which the server asks the client
+something mid-call run several more times through it, since a request lost on the way would fail them only
+now and then."""
 
 import pytest
 
@@ -9,7 +10,8 @@ from tests.conformance import server
 from tests.conformance.suite import BearerProxy, run_suite
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import caller_fixture, gateway_fixture  # noqa: F401
-from tests.mcp_servers import UvicornThread, loopback_socket
+from tests.mcp_servers import UvicornThread, library_server_fixture, loopback_socket  # noqa: F401
+from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,19 +49,27 @@ def test_every_scenario_that_passes_direct_passes_through_the_gateway(gateway, c
     )
 
 
-def test_every_scenario_passes_through_a_virtual_server_of_the_conformance_server(gateway, caller, tmp_path):
-    from virtual_servers.services import virtual_server_create
-
+def test_every_scenario_passes_through_virtual_servers_of_the_conformance_server(
+    gateway, caller, library_server, tmp_path
+):
+    """Alone, and beside a second real server (whose resources are left out: with resources from two
+    members, their URIs would be prefixed, and the suite reads the conformance server's by theirs)."""
     upstream = serve(server.app())
     ServerFactory(path="/conformance", proxy_pass_url=upstream.url("/mcp"))
+    ServerFactory(path="/library", proxy_pass_url=library_server)
     virtual_server_create(
         actor=None, path="/suite", definition={"name": "Suite", "members": [{"server": "/conformance"}]}
     )
+    members = [{"server": "/conformance"}, {"server": "/library", "resources": {"include": []}}]
+    virtual_server_create(actor=None, path="/suite-plus", definition={"name": "Suite+", "members": members})
     token = caller({"server": "*", "methods": ["*"], "tools": ["*"]})
     proxy = serve(BearerProxy(f"http://localhost:{gateway.port}", token))
     try:
-        through = run_suite(f"http://localhost:{proxy.port}/suite/mcp", tmp_path / "virtual")
+        alone = run_suite(f"http://localhost:{proxy.port}/suite/mcp", tmp_path / "virtual")
+        beside = run_suite(f"http://localhost:{proxy.port}/suite-plus/mcp", tmp_path / "virtual-plus")
     finally:
         proxy.stop()
         upstream.stop()
-    assert [name for name, passed in through.items() if not passed] == []
+
+    assert len(alone) >= 30 and sorted(alone) == sorted(beside)
+    assert [name for name, passed in {**alone, **beside}.items() if not passed] == []

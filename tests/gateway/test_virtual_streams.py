@@ -36,7 +36,11 @@ def studio(desk_server, library_server, member, scope_factory, token_for):
             "name": "Studio",
             "members": [
                 {"server": "/desk", "prompts": {"include": []}},
-                {"server": "/library", "tools": {"include": ["search"]}},
+                {
+                    "server": "/library",
+                    "tools": {"include": ["search"]},
+                    "tool_settings": {"search": {"alias": "find", "fixed": {"repository": "acme/api"}}},
+                },
             ],
         },
     )
@@ -95,8 +99,8 @@ def test_a_members_list_change_reaches_the_client_and_its_next_list_is_the_new_o
 
     before, after = run(gateway.url("/studio/mcp"), studio, work, message_handler=note)
 
-    assert before == ["ask_reader", "search", "shelve", "summarize", "touch"]
-    assert after == ["ask_reader", "poetry", "search", "shelve", "summarize", "touch"]
+    assert before == ["ask_reader", "find", "shelve", "summarize", "touch"]
+    assert after == ["ask_reader", "find", "poetry", "shelve", "summarize", "touch"]
 
 
 def test_two_members_resources_are_told_apart_by_key_and_a_notice_names_the_one_it_is_about(gateway, studio):
