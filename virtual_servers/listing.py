@@ -21,6 +21,7 @@ from virtual_servers.models import VirtualMember, VirtualServer
 from virtual_servers.selectors import health_of
 
 VERSION = "1.0.0"  # a virtual server has one version: its current definition
+DASHBOARD_LIMIT = 200
 
 
 def visible_to(principal):
@@ -29,6 +30,10 @@ def visible_to(principal):
     rows = VirtualServer.objects.all() if sees_all else VirtualServer.objects.filter(path__in=paths)
     members = VirtualMember.objects.select_related("server").order_by("position")
     return rows.prefetch_related(Prefetch("members", queryset=members))
+
+
+def _matching(rows, text: str):
+    return rows.filter(Q(name__icontains=text) | Q(description__icontains=text) | Q(path__icontains=text))
 
 
 def registry_entries(
@@ -47,8 +52,7 @@ def registry_entries(
         return []
     rows = visible_to(principal).alias(path_c=Collate("path", "C")).order_by("path_c")
     if search:
-        matches = Q(name__icontains=search) | Q(description__icontains=search) | Q(path__icontains=search)
-        rows = rows.filter(matches)
+        rows = _matching(rows, search)
     if updated_since is not None:
         rows = rows.filter(updated_at__gte=updated_since)
     if after is not None:
@@ -93,3 +97,27 @@ def registry_entry(virtual: VirtualServer, members: list[VirtualMember], *, base
             },
         },
     }
+
+
+def dashboard_section(principal, base_url: str, query: str = "") -> dict | None:
+    """The dashboard's section of virtual servers (servers/views.py, DASHBOARD_SECTIONS): those the caller
+    sees matching the dashboard's search text, with what a client needs to reach each; None when none."""
+    rows = visible_to(principal).order_by("path")
+    if query:
+        rows = _matching(rows, query)
+    shown = []
+    for virtual in rows[:DASHBOARD_LIMIT]:
+        members = list(virtual.members.all())
+        url = f"{base_url}{virtual.path}/mcp"
+        slug = virtual.path.strip("/").replace("/", "-")
+        config = {"mcpServers": {slug: {"type": "http", "url": url}}}
+        shown.append(
+            {
+                "virtual": virtual,
+                "health": health_of(virtual, members)["status"],
+                "members": [member.server.path for member in members],
+                "gateway_url": url,
+                "client_config": json.dumps(config, indent=2),
+            }
+        )
+    return {"template": "virtual_servers/dashboard_section.html", "rows": shown} if shown else None

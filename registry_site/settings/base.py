@@ -160,6 +160,9 @@ GATEWAY_PATH_HOLDERS = ["virtual_servers.selectors.path_holder"]
 # More entries of the public discovery document (/.well-known/mcp-servers), from apps above servers: each
 # function takes the gateway's base URL and returns entries in the document's shape.
 DISCOVERY_ENTRIES = ["virtual_servers.selectors.discovery_entries"]
+# More sections of the dashboard, from apps above servers: each function takes the caller, the gateway's
+# base URL and the dashboard's search text, and returns {"template": ..., **its context} or None.
+DASHBOARD_SECTIONS = ["virtual_servers.listing.dashboard_section"]
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

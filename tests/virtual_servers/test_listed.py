@@ -83,3 +83,24 @@ def test_virtual_servers_are_paged_searched_and_filtered_like_servers(client, te
     assert (names(first), names(second)) == (["io.mcpgateway/clock"], ["io.mcpgateway/team"])
     assert names(searched) == ["io.mcpgateway/team"]
     assert names(other_version) == []
+
+
+def test_the_dashboard_shows_the_virtual_servers_a_caller_sees_with_their_url_health_and_members(
+    client, team, member, scope_factory
+):
+    scope_factory("clock", group="clock-users", server_rules=[{"server": "/clock", "methods": ["*"]}])
+    scope_factory("team", group="team-users", server_rules=[{"server": "/team", "methods": ["*"]}])
+    client.force_login(member("tess", "clock-users", "team-users"))
+    page = client.get("/").content.decode()
+    searched = client.get("/", {"query": "clock"}).content.decode()
+    client.force_login(member("cleo", "clock-users"))
+    other = client.get("/").content.decode()
+
+    section = page[page.index('<section class="virtual-servers"') :]
+    assert '<code class="path">/team</code>' in section
+    assert "MCP: <code>http://testserver/team/mcp</code>" in section
+    assert '<span class="badge status-degraded" data-virtual-health>Degraded</span>' in section
+    assert "<li><code>/clock</code></li><li><code>/zebra</code></li>" in section
+    assert "&quot;url&quot;: &quot;http://testserver/team/mcp&quot;" in section
+    assert 'class="virtual-servers"' not in searched  # the search text matches no virtual server
+    assert 'class="virtual-servers"' not in other
