@@ -134,8 +134,16 @@ def discovery_entries(base: str) -> list[dict]:
     return entries
 
 
+def _members(virtual: VirtualServer) -> list[VirtualMember]:
+    """Its members by position, servers joined: the prefetched ones when `shown_definitions` read them."""
+    if "members" in getattr(virtual, "_prefetched_objects_cache", {}):
+        return list(virtual.members.all())
+    return list(virtual.members.select_related("server").order_by("position"))
+
+
 def definition_of(virtual: VirtualServer) -> dict:
     """A virtual server as the API and the console show it (the shape its definition is written in)."""
+    members = _members(virtual)
     return {
         "path": virtual.path,
         "name": virtual.name,
@@ -150,25 +158,30 @@ def definition_of(virtual: VirtualServer) -> dict:
                 "resources": member.resources,
                 "tool_settings": member.tool_settings,
             }
-            for member in virtual.members.select_related("server").order_by("position")
+            for member in members
         ],
-        "health": health_of(virtual),
+        "health": health_of(virtual, members),
         "created_at": virtual.created_at.isoformat(),
         "updated_at": virtual.updated_at.isoformat(),
     }
 
 
-def left_out(virtual: VirtualServer) -> list[str]:
-    """Known tools a member carries whose name clients would see twice: left out (the console says so)."""
-    seen, notes = {}, []
-    members = virtual.members.select_related("server").order_by("position")
+def _tool_names(server_ids) -> dict[int, list[str]]:
     names = defaultdict(list)
-    for server_id, name in Tool.objects.filter(server__in=[m.server for m in members]).values_list(
-        "server_id", "name"
-    ):
+    rows = Tool.objects.filter(server_id__in=list(server_ids)).values_list("server_id", "name")
+    for server_id, name in rows:
         names[server_id].append(name)
+    return names
+
+
+def left_out(virtual: VirtualServer, tool_names: dict[int, list[str]] | None = None) -> list[str]:
+    """Known tools a member carries whose name clients would see twice: left out (the console says so).
+    `tool_names`: the known tools' names by server id, when already read."""
+    seen, notes = {}, []
+    members = _members(virtual)
+    names = tool_names if tool_names is not None else _tool_names(m.server_id for m in members)
     for member in members:
-        for name in sorted(names[member.server_id]):
+        for name in sorted(names.get(member.server_id, ())):
             if not carried(member.tools, name):
                 continue
             shown = exposed_name(member.tool_settings, name)
@@ -182,8 +195,12 @@ def left_out(virtual: VirtualServer) -> list[str]:
     return notes
 
 
-def virtuals_listed() -> list[VirtualServer]:
-    return list(VirtualServer.objects.order_by("path"))
+def shown_definitions() -> list[dict]:
+    """Every virtual server's definition and the tools it leaves out, by path, in three queries."""
+    ordered = VirtualMember.objects.select_related("server").order_by("position")
+    virtuals = list(VirtualServer.objects.order_by("path").prefetch_related(Prefetch("members", ordered)))
+    names = _tool_names({member.server_id for virtual in virtuals for member in virtual.members.all()})
+    return [{**definition_of(virtual), "left_out": left_out(virtual, names)} for virtual in virtuals]
 
 
 def schemas_of_servers(servers) -> dict[int, dict[str, dict]]:

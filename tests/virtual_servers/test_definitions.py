@@ -235,3 +235,20 @@ def test_the_public_discovery_document_lists_an_enabled_virtual_server_with_its_
             "members": ["/clock", "/library"],
         }
     ]
+
+
+def test_listing_definitions_costs_the_same_queries_for_one_or_twenty(
+    admin_api, members, django_assert_max_num_queries
+):
+    admin_api("post", "/api/virtual-servers", TEAM)
+    with django_assert_max_num_queries(20) as one:
+        assert len(admin_api("get", "/api/virtual-servers").json()["virtual_servers"]) == 1
+    budget = len(one.captured_queries)  # (each request of the test client empties the query log)
+    for number in range(19):
+        admin_api("post", "/api/virtual-servers", {**TEAM, "path": f"/team-{number}"})
+
+    with django_assert_max_num_queries(budget):
+        listed = admin_api("get", "/api/virtual-servers").json()["virtual_servers"]
+
+    assert len(listed) == 20
+    assert listed[0]["left_out"] == []

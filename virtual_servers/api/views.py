@@ -15,7 +15,7 @@ from core.openapi import documented, path_parameter
 from core.validators import normalize_path
 from virtual_servers.models import VirtualServer
 from virtual_servers.rules import DefinitionRefused
-from virtual_servers.selectors import definition_of, left_out, virtuals_listed
+from virtual_servers.selectors import definition_of, left_out, shown_definitions
 from virtual_servers.services import virtual_server_create, virtual_server_delete, virtual_server_update
 
 VIRTUAL_PATH = path_parameter("virtual_path", "the virtual server's path, e.g. team")
@@ -53,7 +53,7 @@ class VirtualServerListView(VirtualServerView):
 
     @documented(errors=(401, 403))
     def get(self, request):
-        return Response({"virtual_servers": [_shown(virtual) for virtual in virtuals_listed()]})
+        return Response({"virtual_servers": shown_definitions()})
 
     @documented(
         request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 413)
