@@ -2,6 +2,7 @@
 the same messages, audited; names clients would see twice refused naming both, fixed arguments checked
 against what the tool takes, paths shared with servers refused both ways."""
 
+import base64
 import json
 
 import pytest
@@ -252,3 +253,30 @@ def test_listing_definitions_costs_the_same_queries_for_one_or_twenty(
 
     assert len(listed) == 20
     assert listed[0]["left_out"] == []
+
+
+def test_the_internal_api_manages_virtual_servers_with_the_same_rule_and_audit(client, members, settings):
+    settings.ADMIN_USER, settings.ADMIN_PASSWORD = "ops", "an internal secret"
+    ops = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"ops:an internal secret").decode()}
+    wrong = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"ops:guess").decode()}
+
+    def call(method, path, body=None, headers=ops):
+        data = json.dumps(body) if body is not None else None
+        return getattr(client, method)(path, data=data, content_type="application/json", **headers)
+
+    refused = call("post", "/api/internal/virtual-servers", TEAM, wrong)
+    bad = call("post", "/api/internal/virtual-servers", {**TEAM, "members": []})
+    created = call("post", "/api/internal/virtual-servers", TEAM)
+    listed = call("get", "/api/internal/virtual-servers")
+    removed = call("delete", "/api/internal/virtual-servers/team")
+
+    assert refused.status_code == 401
+    assert (bad.status_code, sorted(bad.json()["errors"])) == (400, ["members"])
+    assert created.status_code == 201
+    assert [entry["path"] for entry in listed.json()["virtual_servers"]] == ["/team"]
+    assert removed.status_code == 204
+    assert list(
+        AuditEvent.objects.filter(target="virtual_server:/team")
+        .order_by("pk")
+        .values_list("action", flat=True)
+    ) == ["virtual_server.create", "virtual_server.delete"]

@@ -9,7 +9,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.api.permissions import IsRegistryAdmin
-from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
+from accounts.authentication import (
+    BearerAuthentication,
+    InternalBasicAuthentication,
+    RegistrySessionAuthentication,
+    principal_of,
+)
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
 from core.validators import normalize_path
@@ -96,3 +101,15 @@ class VirtualServerDetailView(VirtualServerView):
     def delete(self, request, virtual_path):
         virtual_server_delete(actor=principal_of(request), virtual=_virtual_or_404(virtual_path))
         return Response(status=204)
+
+
+class InternalVirtualServerListView(VirtualServerListView):
+    """The same, on the internal administration API (HTTP Basic against ADMIN_USER / ADMIN_PASSWORD)."""
+
+    authentication_classes = [InternalBasicAuthentication]
+
+
+class InternalVirtualServerDetailView(VirtualServerDetailView):
+    """The same, on the internal administration API (HTTP Basic against ADMIN_USER / ADMIN_PASSWORD)."""
+
+    authentication_classes = [InternalBasicAuthentication]
