@@ -35,13 +35,15 @@ from core import ratelimit
 from core.embeddings import get_provider
 from core.metric_choices import MetricType
 from core.metrics_client import emit
+from search import virtual_servers
+from search.virtual_servers import VIRTUAL
 from servers.models import Server, Tool
 
 AGENT = "a2a_agent"
 SERVER = "mcp_server"
 TOOL = "tool"
 CATALOG_ENTRY = "catalog_entry"  # a server published or mirrored here (its latest version): catalog/
-ENTITY_TYPES = (SERVER, TOOL, AGENT, CATALOG_ENTRY)
+ENTITY_TYPES = (SERVER, VIRTUAL, TOOL, AGENT, CATALOG_ENTRY)
 MAX_RESULTS = 100
 QUERY_MAX_LENGTH = 1000  # the model reads 256 word pieces; longer queries only cost time
 # Candidates the HNSW index hands to the filter: generous, so that a typical filter still leaves `limit`
@@ -106,7 +108,8 @@ def agents_semantic(principal: Principal, query: str, limit: int) -> list[Match]
 def registry_semantic(
     principal: Principal, query: str, entity_types: list[str] | tuple[str, ...], limit: int
 ) -> list[Match]:
-    """Servers, tools and agents nearest to `query` (one embedding for all), best first, at most `limit`.
+    """Servers, virtual servers, tools, agents and catalog entries nearest to `query` (one embedding for
+    all), best first, at most `limit`.
 
     Each type contributes its own `limit` best, filtered for the caller; the merged list keeps the best
     `limit` overall, so no type can crowd out a better match of another."""
@@ -122,9 +125,12 @@ def registry_semantic(
     matches = [
         match
         for entity_type in ENTITY_TYPES
-        if entity_type in entity_types
+        if entity_type in entity_types and entity_type != VIRTUAL
         for match in _nearest(entity_type, searchable[entity_type](principal), vector, limit)
     ]
+    if VIRTUAL in entity_types:  # few, embedded by each process as they are (search/virtual_servers.py)
+        found = virtual_servers.nearest(principal, vector, limit)
+        matches += [Match(VIRTUAL, row, score) for row, score in found]
     matches.sort(key=lambda m: (-m.relevance_score, ENTITY_TYPES.index(m.entity_type), _path_of(m)))
     matches = matches[:limit]
     _report(query, matches, limit, started, embedded, entity_types=list(entity_types))

@@ -20,6 +20,7 @@ from search.selectors import (
     QUERY_MAX_LENGTH,
     SERVER,
     TOOL,
+    VIRTUAL,
     Match,
     registry_semantic,
     search_rate_limit,
@@ -28,7 +29,13 @@ from search.selectors import (
 logger = logging.getLogger(__name__)
 
 SEARCH_RESULTS = 20
-TYPE_LABELS = {AGENT: "Agent", SERVER: "MCP server", TOOL: "Tool", CATALOG_ENTRY: "Catalog"}
+TYPE_LABELS = {
+    AGENT: "Agent",
+    SERVER: "MCP server",
+    VIRTUAL: "Virtual server",
+    TOOL: "Tool",
+    CATALOG_ENTRY: "Catalog",
+}
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,11 @@ def _hit(match: Match) -> Hit:
             server_name=row.server.name,
             url=f"/?{urlencode({'query': row.server.path})}",
         )
-    url = f"/?{urlencode({'query': row.path})}" if match.entity_type == SERVER else f"/agents#agent{row.path}"
+    url = (
+        f"/?{urlencode({'query': row.path})}"  # the dashboard, filtered to it
+        if match.entity_type in (SERVER, VIRTUAL)
+        else f"/agents#agent{row.path}"
+    )
     return Hit(
         **common,
         name=row.name,

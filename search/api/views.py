@@ -24,6 +24,7 @@ from search.selectors import (
     MAX_RESULTS,
     QUERY_MAX_LENGTH,
     TOOL,
+    VIRTUAL,
     Match,
     agents_semantic,
     registry_semantic,
@@ -78,6 +79,14 @@ def registry_match(match: Match) -> dict:
             "description": row.description,
             "server_path": row.server.path,
             "server_name": row.server.name,
+        }
+    if match.entity_type == VIRTUAL:
+        return {
+            **common,
+            "path": row.path,
+            "name": row.name,
+            "description": row.description,
+            "members": [member.server.path for member in row.members.all()],
         }
     return {
         **common,

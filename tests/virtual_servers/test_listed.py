@@ -104,3 +104,52 @@ def test_the_dashboard_shows_the_virtual_servers_a_caller_sees_with_their_url_he
     assert "&quot;url&quot;: &quot;http://testserver/team/mcp&quot;" in section
     assert 'class="virtual-servers"' not in searched  # the search text matches no virtual server
     assert 'class="virtual-servers"' not in other
+
+
+def test_semantic_search_finds_a_virtual_server_by_what_it_is_for_only_for_those_who_see_it(
+    client, member, scope_factory, token_for
+):
+    ServerFactory(path="/clock", name="Clock")
+    virtual_server_create(
+        actor=None,
+        path="/weather-desk",
+        definition={
+            "name": "Weather desk",
+            "description": "Forecasts, rain radar and storm warnings for the operations team.",
+            "members": [{"server": "/clock"}],
+        },
+    )
+    virtual_server_create(
+        actor=None,
+        path="/payroll",
+        definition={
+            "name": "Payroll",
+            "description": "Salaries, invoices and expense reports for the finance team.",
+            "members": [{"server": "/clock"}],
+        },
+    )
+    rules = [{"server": "/weather-desk", "methods": ["*"]}, {"server": "/payroll", "methods": ["*"]}]
+    scope_factory("desk", group="desk-users", server_rules=rules)
+    sees = token_for(member("dana", "desk-users"))
+    blind = token_for(member("bert"))
+
+    def search(token):
+        return client.post(
+            "/api/search/semantic",
+            {"query": "will it rain tomorrow", "entity_types": ["virtual_server"], "max_results": 5},
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
+
+    found, hidden = search(sees), search(blind)
+
+    hit = found["results"][0]
+    assert (hit["entity_type"], hit["path"], hit["name"], hit["members"]) == (
+        "virtual_server",
+        "/weather-desk",
+        "Weather desk",
+        ["/clock"],
+    )
+    assert [result["path"] for result in found["results"]] == ["/weather-desk", "/payroll"]
+    assert found["results"][0]["relevance_score"] > found["results"][1]["relevance_score"] + 0.1
+    assert hidden["results"] == []
