@@ -40,7 +40,8 @@ class EventStream:
         rename=None,
     ):
         self.principal, self.server_path = principal, server_path
-        self.filtering, self.limit = filtering or endpoint is not None or rename is not None, limit
+        self.must_filter = filtering or endpoint is not None  # tool lists cut, the endpoint rewritten
+        self.filtering, self.limit = self.must_filter or rename is not None, limit
         self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
         # a virtual server's member (gateway/virtual_asks.py): renames messages and event ids
         self.rename = rename
@@ -123,6 +124,8 @@ class EventStream:
         if self.rename is not None:
             lines = [self.rename.event_id(line) if _field(line) == b"id" else line for line in lines]
             event = b"\n".join(lines)
+            if not self.must_filter and not self.rename.reads(data):
+                return event  # nothing to rename in it, and no error for the metrics
         if not data:
             return event
         message = messages.decoded(data)

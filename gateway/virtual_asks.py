@@ -28,6 +28,11 @@ class Outgoing:
     def __init__(self, member, members, *, stateless: bool = False):
         self.member, self.prefixed, self.stateless = member, uris_prefixed(members), stateless
 
+    def reads(self, data: bytes) -> bool:
+        """Whether an event's data must be read: it may hold a request or notice to rename, an error the
+        metrics count, or (2026-07-28) a result to mark."""
+        return self.stateless or b'"method"' in data or b'"error"' in data
+
     def event_id(self, line: bytes) -> bytes:
         own = line.partition(b":")[2].lstrip(b" ")
         return b"id: " + f"{ASKED}{self.member.key}:".encode() + own
