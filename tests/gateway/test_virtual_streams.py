@@ -12,7 +12,7 @@ import pytest
 
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
-from tests.mcp_servers import _serve, desk_app, library_server_fixture  # noqa: F401
+from tests.mcp_servers import _serve, asgi_body, desk_app, library_server_fixture  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -169,12 +169,7 @@ def slow_stream_app():
     async def app(scope, receive, send):
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await asgi_body(receive)
         request = json.loads(body) if body else {}
         if "id" not in request:
             await send({"type": "http.response.start", "status": 202, "headers": []})
