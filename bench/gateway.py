@@ -84,11 +84,14 @@ values = {"client_id": "registry", "client_secret": None, "token_endpoint": "htt
 grant = Grant("the-admins-access-token", "the-admins-refresh-token", timezone.now() + timedelta(hours=2), "mcp")
 credential_signed_in(actor=principal, user=admin, signed_in=SignedIn("{upstream}", signed.pk, admin.pk,
                      Purpose.USER, values, grant))
+from servers.services.tools import tools_store
 from virtual_servers.services import virtual_server_create
-for index in range(1, 6):
-    Server.objects.create(path=f"/m{index}", name=f"Member {index}", description="d", proxy_pass_url="{upstream}",
-                          is_enabled=True)
 names = ["add"] + [f"tool_{n:02d}" for n in range(1, 50)]
+for index in range(1, 6):
+    member = Server.objects.create(path=f"/m{index}", name=f"Member {index}", description="d",
+                                   proxy_pass_url="{upstream}", is_enabled=True)
+    tools_store(member, [{"name": name} for name in names])  # what tool discovery stores at registration
+    member.save()
 members = [{"server": "/m1"}] + [
     {"server": f"/m{i}", "tool_settings": {name: {"alias": f"{name}_m{i}"} for name in names}}
     for i in range(2, 6)

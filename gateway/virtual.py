@@ -2,20 +2,18 @@
 The request has passed every check a plain server's does (Host and Origin, the caller, the session's
 owner, each message by the one rule at the virtual path, with the names clients see); then:
 
-- `initialize` opens a session of the gateway's own (gateway/virtual_sessions.py), with the capabilities
-  of what the members carry; `ping`, `logging/setLevel` and notifications are answered here;
-- `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list` gather every member's
-  whole list at once (members' sessions opened on first use with the caller's own credential for each),
-  apply what the definition says (virtual_servers/mapping.py) and keep what the caller may use both at
-  the virtual path and on the member's own server; a member that cannot answer is left out;
-- `tools/call`, `prompts/get` and `resources/read` / `subscribe` / `unsubscribe` reach the member under its
-  own names (a fixed argument sent by the client is refused, the fixed ones added), checked by the one
-  rule again at the member's own path, and its answer streams back unbuffered (gateway/forwarding.py),
-  under the virtual session's id;
-- DELETE ends the members' sessions and the virtual one.
-
-Virtual servers speak the handshake revisions (2025-03-26 to 2025-11-25) over streamable HTTP; a
-2026-07-28 client is told so by `server/discover` and falls back to `initialize`."""
+- `initialize` (2025-03-26 to 2025-11-25) opens a session of the gateway's own
+  (gateway/virtual_sessions.py), with the capabilities of what the members carry; 2026-07-28's
+  `server/discover` says the same without a session, and that revision's requests use a session the
+  gateway keeps for the caller; `ping`, `logging/setLevel` and notifications are answered here;
+- the lists are gathered from every member (gateway/virtual_lists.py);
+- `tools/call`, `prompts/get`, `resources/read` / `subscribe` / `unsubscribe` and `completion/complete`
+  reach the member under its own names (a fixed argument sent by the client is refused, the fixed ones
+  added), checked by the one rule again at the member's own path, and its answer streams back
+  (gateway/forwarding.py), renamed where it must be (gateway/virtual_asks.py), under the virtual session's
+  id; a client's answer to a member's request goes back to that member;
+- GET merges the members' own streams (gateway/virtual_streams.py);
+- DELETE ends the members' sessions and the virtual one."""
 
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ import json
 import logging
 import secrets
 
-from core.epochs import MISSING, EpochCache
 from core.errors import ErrorCode
 from gateway import (
     asking,
@@ -34,6 +31,7 @@ from gateway import (
     messages,
     sessions,
     virtual_asks,
+    virtual_lists,
     virtual_members,
     virtual_sessions,
     virtual_streams,
@@ -46,31 +44,18 @@ from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.mapping import (
     carries_resources,
     fixed_of,
-    prompt_seen,
     resource_of,
-    resource_seen,
     tool_of,
-    tool_seen,
-    uris_prefixed,
 )
 
 logger = logging.getLogger(__name__)
 
-# Members' lists as clients see them, per virtual server, method and caller (see `_gathered`), under the
-# virtual servers' epoch (virtual_servers/cache.py VIRTUALS).
-LISTED = EpochCache("virtual-lists", max_entries=10_000)
 
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 SESSION_GONE = "Session not found"
 # what a client declares it takes of server-to-client requests
 ASKED_OF_CLIENTS = frozenset({"sampling", "elicitation", "roots"})
-LISTS = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-}
 ROUTED = frozenset(
     {
         "tools/call",
@@ -144,8 +129,9 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         return _result(request_id, {}), None
     if caller.record is None:
         return jsonrpc.error_message(request_id, jsonrpc.INVALID_REQUEST, "Send initialize first."), None
-    if method in LISTS:
-        return _result(request_id, {LISTS[method]: await _merged(virtual, caller, method)}), None
+    if method in virtual_lists.LISTS:
+        listed = await virtual_lists.merged(virtual, caller, method)
+        return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
     if method in ROUTED:
         found = await _member_message(virtual, caller, message)
         if "error" in found:
@@ -224,72 +210,6 @@ async def _stateless(caller: Caller, forward: list) -> Caller:
     return Caller(caller.principal, caller.epochs, caller.virtual_path, session_id, record, stateless=True)
 
 
-async def _merged(virtual, caller: Caller, method: str) -> list[dict]:
-    """A list of every member, as clients see it and cut to what the caller may use."""
-    key = LISTS[method]
-    shown, names = [], {}
-    for member, seen, own in await _gathered(virtual, caller, method):
-        if _may_use(caller, virtual, member, method, seen, own):
-            name = seen.get("name") if method in ("tools/list", "prompts/list") else None
-            if name is not None:
-                if name in names:
-                    continue  # a name another member's list showed first
-                names[name] = [member.key, own]
-            shown.append(seen)
-    if method in ("tools/list", "prompts/list") and caller.record.get(key) != names:
-        caller.record[key] = names
-        await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
-    return shown
-
-
-async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
-    """(member, item as clients see it, its own name or URI) of every member's whole list, before the
-    caller's rights: from this process's cache for this caller when every member answered last time
-    (LISTED: moved by any change of the virtual server, its members' servers or the caller's rights)."""
-    cache_key = (virtual.pk, method, sessions.owner(caller.principal), caller.epochs[0])
-    cached = LISTED.get(cache_key, caller.epochs[2])
-    if cached is not MISSING:
-        return cached
-    gathered = await asyncio.gather(
-        *(virtual_members.whole_list(caller, member, method, LISTS[method]) for member in virtual.members),
-        return_exceptions=True,
-    )
-    found, complete = [], True
-    for member, items in zip(virtual.members, gathered, strict=True):
-        if isinstance(items, BaseException):
-            if not isinstance(items, MemberFailed):
-                raise items
-            logger.info("A member of %s is left out of %s: %s", virtual.path, method, items)
-            complete = False
-            continue
-        for item in items:
-            seen, own = _seen(virtual, method, item, member)
-            if seen is not None:
-                found.append((member, seen, own))
-    if complete:
-        LISTED.put(cache_key, found, caller.epochs[2])
-    return found
-
-
-def _seen(virtual, method: str, item: dict, member) -> tuple[dict | None, str | None]:
-    if method == "tools/list":
-        return tool_seen(item, member), item.get("name")
-    if method == "prompts/list":
-        return prompt_seen(item, member), item.get("name")
-    field = "uriTemplate" if method == "resources/templates/list" else "uri"
-    return resource_seen(item, member, uris_prefixed(virtual.members), field), item.get(field)
-
-
-def _may_use(caller: Caller, virtual, member, method: str, seen: dict, own) -> bool:
-    principal = caller.principal
-    if method == "tools/list":
-        return principal.allows_mcp(virtual.path, jsonrpc.TOOLS_CALL, seen["name"]) and principal.allows_mcp(
-            member.server.path, jsonrpc.TOOLS_CALL, own
-        )
-    used = "prompts/get" if method == "prompts/list" else "resources/read"
-    return principal.allows_mcp(virtual.path, used) and principal.allows_mcp(member.server.path, used)
-
-
 async def _member_message(virtual, caller: Caller, message: dict) -> dict:
     """{"member", "message"}: the member a routed request reaches and the request in its own names; or
     the JSON-RPC error that answers it."""
@@ -299,7 +219,7 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
     if method == "tools/call":
         found = _tool_behind(virtual, caller, params.get("name", ""))
         if found is None:  # neither tool discovery nor this session's lists named it yet: list now
-            await _merged(virtual, caller, "tools/list")
+            await virtual_lists.merged(virtual, caller, "tools/list")
             found = _tool_behind(virtual, caller, params.get("name", ""))
         if found is None:
             unknown = f"Unknown tool: {str(params.get('name'))[:200]}"
@@ -351,7 +271,7 @@ async def _prompt_behind(virtual, caller: Caller, name):
     if not isinstance(name, str):
         return None
     if name not in caller.record.get("prompts", {}):
-        await _merged(virtual, caller, "prompts/list")
+        await virtual_lists.merged(virtual, caller, "prompts/list")
     key = caller.record.get("prompts", {}).get(name, [None])[0]
     return next((member for member in virtual.members if member.key == key), None)
 
