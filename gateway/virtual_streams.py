@@ -79,6 +79,13 @@ async def listen(scope, receive, send, route: Route, caller) -> None:
         await send({"type": "http.response.body", "body": b""})
 
 
+def _stream_headers(caller, credential: dict, opened: str) -> dict[str, str]:
+    """The headers of a GET for a member's own stream in the caller's session with it."""
+    sent = virtual_members.request_headers(caller.record, credential, opened)
+    sent.pop("content-type", None)
+    return {**sent, "accept": "text/event-stream"}
+
+
 async def _relay(out: asyncio.Queue, send) -> None:
     while True:
         chunk = await out.get()
@@ -98,9 +105,7 @@ async def _opened(caller, member, open_streams: contextlib.AsyncExitStack):
     except (CredentialMissing, CredentialUnavailable, Refusal) as refused:
         logger.info("A member of %s is left out of its stream: %s", caller.virtual_path, refused)
         return None
-    sent = virtual_members.request_headers(caller.record, credential, opened)
-    sent = {**sent, "accept": "text/event-stream"}
-    sent.pop("content-type", None)
+    sent = _stream_headers(caller, credential, opened)
     try:
         response = await open_streams.enter_async_context(
             upstream.session().get(
@@ -148,12 +153,7 @@ async def _resume(receive, send, route: Route, caller, last_event_id: str) -> No
         opened = await virtual_members.member_session(caller, member, credential)
     except (CredentialMissing, CredentialUnavailable) as missing:
         raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(missing)) from None
-    sent = {
-        **virtual_members.request_headers(caller.record, credential, opened),
-        "accept": "text/event-stream",
-        "last-event-id": own,
-    }
-    sent.pop("content-type", None)
+    sent = {**_stream_headers(caller, credential, opened), "last-event-id": own}
     outbound = forwarding.Outbound(method="GET", url=member.server.proxy_pass_url, headers=sent, body=b"")
     await forwarding.forward(
         receive,
