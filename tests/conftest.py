@@ -266,3 +266,10 @@ def pytest_xdist_make_scheduler(config, log):
     from tests.scheduling import FileOrFolderScheduling
 
     return FileOrFolderScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    from tests.timeouts import start_timer
+
+    return start_timer(item, settings)

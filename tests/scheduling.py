@@ -2,7 +2,16 @@
 this scheduler decides): whole files, so a file's module fixtures (a started stack, Chromium, a second
 registry) start once per file; and every file of a folder in SHARED_FOLDERS together on one worker, handed
 out first, since such a folder shares one session fixture among its files and holds the slowest tests
-(tests/multihost: one deployment of network namespaces)."""
+(tests/multihost: one deployment of network namespaces).
+
+It also keeps a crashed worker from hanging the run. pytest-xdist 3.8's LoadScopeScheduling, when a worker
+dies (pytest-timeout ends a worker whose test passes its limit), puts every unit the worker was ever given
+back on the queue, finished ones included, and the test it died in with them: the finished units go out as
+empty batches that no worker ever reports back on, so the last workers wait for work forever
+(pytest-dev/pytest-xdist#1378, #1323), and the test that killed a worker runs again and kills the next.
+Here the dead worker's test counts as done (it is already reported failed), only units with tests left go
+back, finished units leave a worker's books as they finish, and a worker is never left with one test and no
+next one to go on to (#1327)."""
 
 from xdist.scheduler import LoadScopeScheduling
 
@@ -13,6 +22,40 @@ class FileOrFolderScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
         return next((folder for folder in SHARED_FOLDERS if path.startswith(folder)), path)
+
+    def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:
+        nodeid = self.registered_collections[node][item_index]
+        work = self.assigned_work[node]
+        scope = self._split_scope(nodeid)
+        work[scope][nodeid] = True
+        if all(work[scope].values()):
+            del work[scope]
+        self._reschedule(node)
+
+    def remove_node(self, node):
+        workload = self.assigned_work.pop(node)
+        pending = [nodeid for unit in workload.values() for nodeid, done in unit.items() if not done]
+        if not pending:
+            return None
+        crashed = pending[0]  # a worker runs its tests in the order they were sent
+        workload[self._split_scope(crashed)][crashed] = True
+        for scope, unit in workload.items():
+            if not all(unit.values()):
+                self.workqueue[scope] = unit
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashed
+
+    def _reschedule(self, node) -> None:
+        if node.shutting_down:
+            return
+        # A worker starts a test only once it holds the next one (or is told to stop): top it up to two.
+        while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
+            self._assign_work_unit(node)
+            if self._pending_of(self.assigned_work[node]) >= 2:
+                break
+        if not self.workqueue:
+            node.shutdown()
 
     def _assign_work_unit(self, node) -> None:
         shared = next((scope for scope in self.workqueue if scope in SHARED_FOLDERS), None)

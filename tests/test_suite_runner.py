@@ -1,0 +1,73 @@
+"""The suite's own runner: a test that passes its time limit fails by name, with every thread's stack, and the
+run goes on to its end (tests/scheduling.py, tests/timeouts.py)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+CONFTEST = f"""
+import sys
+
+import pytest
+
+sys.path.insert(0, {str(REPOSITORY)!r})
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from tests.scheduling import FileOrFolderScheduling
+
+    return FileOrFolderScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    from tests.timeouts import start_timer
+
+    return start_timer(item, settings)
+"""
+
+QUICK = "import time\n\n\ndef test_a():\n    time.sleep(0.2)\n\n\ndef test_b():\n    time.sleep(0.2)\n"
+
+STUCK = """import threading
+
+
+def test_before():
+    pass
+
+
+def test_stuck():
+    threading.Event().wait()
+
+
+def test_after():
+    pass
+"""
+
+
+def test_a_stuck_test_fails_by_name_with_its_stack_and_the_run_goes_on_to_its_end(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_stuck.py").write_text(STUCK)
+    for number in range(8):
+        (tmp_path / f"test_quick_{number}.py").write_text(QUICK)
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:django", "-p", "no:cacheprovider", "-n", "2"]
+        + ["--dist", "loadscope", "-o", "timeout=3", "-o", "timeout_method=thread", "-q"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    output = finished.stdout + finished.stderr
+    assert finished.returncode == 1, output
+    assert "1 failed, 18 passed" in finished.stdout, output
+    assert "FAILED test_stuck.py::test_stuck - worker 'gw" in finished.stdout, output
+    assert "Timeout: test_stuck.py::test_stuck ran past 3 s" in finished.stderr, output
+    assert 'test_stuck.py", line 9 in test_stuck' in finished.stderr, output
