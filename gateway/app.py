@@ -38,6 +38,7 @@ from gateway import (
     routing,
     sessions,
     virtual,
+    virtual_sse,
 )
 from gateway.sign_in import SignInRefused
 from servers.cache import ROUTES
@@ -151,17 +152,11 @@ class Gateway:
             )
         server_path, principal = route.path, route.principal
         routing.check_binding(principal, target.candidates[0], server_path)
-        if route.virtual is not None and target.endpoint != "mcp":
-            raise routing.Refusal(
-                404,
-                ErrorCode.NOT_FOUND,
-                f"{server_path} is a virtual server: it is served at {server_path}/mcp.",
-            )
         url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{query.decode('latin-1')}"
-        if target.endpoint == "messages":
+        if target.endpoint == "messages" and route.virtual is None:
             session_id = (parse_qs(query.decode("latin-1")).get("session_id") or [""])[0]
             url = await sessions.upstream_endpoint(server_path, session_id, principal)
             if url is None:
@@ -176,7 +171,10 @@ class Gateway:
         checked, body = None, b""
         if method == "POST":
             raw = await _read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
-            checked, answer = _check(scope, raw, principal, server_path, target.endpoint)
+            answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
+            checked, answer = _check(scope, raw, principal, server_path, answering)
+            if answer is not None and target.endpoint == "messages" and route.virtual is not None:
+                return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
                 return await forwarding.json_answer(send, *answer)
             body = checked.forward_body(raw)
@@ -186,6 +184,10 @@ class Gateway:
                 ErrorCode.PERMISSION_DENIED,
                 f"'{principal.username}' may not use server '{server_path}'.",
             )
+        if route.virtual is not None and target.endpoint == "sse":
+            return await virtual_sse.listen(scope, receive, send, route, epochs)
+        if route.virtual is not None and target.endpoint == "messages":
+            return await virtual_sse.post(scope, send, route, checked, None, epochs)
         if route.virtual is not None:
             return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs)
         offered = (

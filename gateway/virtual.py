@@ -83,7 +83,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         return await virtual_streams.listen(scope, receive, send, route, caller)
     if method == "DELETE":
         if record is not None:
-            await _close(caller, virtual)
+            await close(caller, virtual)
         return await forwarding.json_answer(send, 200, None)
     forward = checked.forward
     versions = asking.versions(scope, checked)
@@ -336,7 +336,7 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
             await forwarding.json_answer(send, *asking.answer(scope, checked, refused.missing(member.server)))
 
 
-async def _close(caller: Caller, virtual) -> None:
+async def close(caller: Caller, virtual) -> None:
     members = {member.key: member for member in virtual.members}
     await asyncio.gather(
         *(

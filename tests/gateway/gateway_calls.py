@@ -44,6 +44,19 @@ async def _session(url: str, token: str | None, work, mode: str, extra: dict | N
             return await work(client)
 
 
+async def _sse_session(url: str, token: str, work, options: dict):
+    from mcp.client.sse import sse_client
+
+    transport = sse_client(url, headers={"Authorization": f"Bearer {token}"}, timeout=20)
+    async with Client(transport, mode="legacy", cache=None, **options) as client:
+        return await work(client)
+
+
+def run_sse(url: str, token: str, work, **options):
+    """`work(client)` in a session of the official SDK client over the SSE transport (`url`: the stream)."""
+    return anyio.run(_sse_session, url, token, work, options)
+
+
 def run(url: str, token: str | None, work, mode: str = "legacy", headers: dict | None = None, **options):
     """`work(client)` in a session of the official SDK client: `legacy` (the initialize handshake),
     `auto` (2026-07-28 when the server speaks it) or a 2026-07-28 version pin; `headers` go with every

@@ -5,6 +5,7 @@ caller may not call on its own server, a member removed while a session is open.
 
 import http.client
 import json
+import time
 
 import anyio
 import pytest
@@ -14,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 from servers.models import Server, Tool
 from servers.services import server_delete, server_toggle
 from tests.factories import ServerFactory, ToolFactory
-from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
+from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run, run_sse  # noqa: F401
 from tests.mcp_servers import library_server_fixture, time_server_fixture  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
@@ -163,14 +164,64 @@ def test_a_member_removed_while_a_session_is_open_leaves_the_rest_usable(gateway
     assert (error.code, error.message) == (-32602, "Unknown tool: search_api")
 
 
-def test_the_sse_transport_of_a_virtual_server_is_refused_plainly_and_a_get_needs_a_session(gateway, vic):
-    status, body = get(gateway.port, "/team/sse", vic)
+def test_the_sse_transport_lists_and_calls_and_its_end_closes_the_session(gateway, vic):
+    async def work(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+        plus = (await client.call_tool("plus", {"a": 2, "b": 3})).content[0].text
+        found = (await client.call_tool("search_api", {"query": "retries"})).content[0].text
+        try:
+            await client.call_tool("search_api", {"query": "x", "repository": "acme/web"})
+        except MCPError as error:
+            refused = error.error.message
+        return tools, plus, found, refused, open_sessions()
+
+    tools, plus, found, refused, during = run_sse(gateway.url("/team/sse"), vic, work)
+
+    assert tools == ["current_time", "plus", "search_api"]
+    assert (plus, found) == ("5", "acme/api: retries")
+    assert refused == "repository is fixed by /team and cannot be sent."
+    assert len(during) == 1
+    assert wait_until(lambda: open_sessions() == [])  # the stream's end ended its session
+
+
+def open_sessions() -> list[bytes]:
+    from django.conf import settings
+    from redis import Redis
+
+    return Redis.from_url(settings.REDIS_URL).keys("registry:gateway:virtual:/team:*")
+
+
+def wait_until(check, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_post_to_an_sse_stream_of_another_caller_or_none_is_404(gateway, vic, member, token_for):
+    other = token_for(member("oscar", "everyone"))
+    connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=10)
+    connection.request("GET", "/team/sse", headers={**bearer(vic), "Accept": "text/event-stream"})
+    stream = connection.getresponse()
+    endpoint = stream.readline() + stream.readline()
+    path = endpoint.decode().split("data: ", 1)[1].strip()
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+    theirs = post(gateway.port, path, listing, bearer(other))
+    nobodys = post(gateway.port, "/team/messages/?session_id=registry-virtual-sse-none", listing, bearer(vic))
+    connection.close()
+
+    assert (stream.status, endpoint.decode().split("\n")[0]) == (200, "event: endpoint")
+    assert path.startswith("/team/messages/?session_id=registry-virtual-sse-")
+    assert (theirs[0], json.loads(theirs[2])["error_code"]) == (404, "not_found")
+    assert (nobodys[0], json.loads(nobodys[2])["error_code"]) == (404, "not_found")
+
+
+def test_a_get_on_the_virtual_server_needs_a_session(gateway, vic):
     sessionless, sessionless_body = get(gateway.port, "/team/mcp", vic)
 
-    assert (status, json.loads(body)["detail"]) == (
-        404,
-        "/team is a virtual server: it is served at /team/mcp.",
-    )
     assert (sessionless, json.loads(sessionless_body)["detail"]) == (
         400,
         "A stream belongs to a session: send Mcp-Session-Id.",

@@ -11,7 +11,7 @@ import mcp_types as types
 import pytest
 
 from tests.factories import ServerFactory
-from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run  # noqa: F401
+from tests.gateway.gateway_calls import INITIALIZE, bearer, gateway_fixture, post, run, run_sse  # noqa: F401
 from tests.mcp_servers import _serve, asgi_body, desk_app, library_server_fixture  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
@@ -100,6 +100,36 @@ def test_a_members_list_change_reaches_the_client_and_its_next_list_is_the_new_o
     before, after = run(gateway.url("/studio/mcp"), studio, work, message_handler=note)
 
     assert before == ["ask_reader", "find", "shelve", "summarize", "touch"]
+    assert after == ["ask_reader", "find", "poetry", "shelve", "summarize", "touch"]
+
+
+def test_over_the_sse_transport_a_members_requests_and_list_changes_reach_the_client(gateway, studio):
+    async def work(client):
+        asked = await client.call_tool("ask_reader", {"question": "Favourite colour?"})
+        summary = await client.call_tool("summarize", {"text": "A long story."})
+        await client.call_tool("shelve", {"name": "poetry"})
+        with anyio.fail_after(15):
+            await changed.wait()
+        after = sorted(tool.name for tool in (await client.list_tools()).tools)
+        return asked.content[0].text, summary.content[0].text, after
+
+    changed = anyio.Event()
+
+    async def note(message) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    asked, summary, after = run_sse(
+        gateway.url("/studio/sse"),
+        studio,
+        work,
+        elicitation_callback=answer_questions,
+        sampling_callback=summarize_text,
+        message_handler=note,
+    )
+
+    assert asked == "accept: blue, to 'Favourite colour?'"
+    assert summary == "summary: A lon"
     assert after == ["ask_reader", "find", "poetry", "shelve", "summarize", "touch"]
 
 
