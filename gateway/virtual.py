@@ -45,7 +45,6 @@ from virtual_servers.mapping import (
     carries_resources,
     fixed_of,
     resource_of,
-    tool_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -284,7 +283,7 @@ def _tool_behind(virtual, caller: Caller, name: str):
         member = next((m for m in virtual.members if m.key == listed[0]), None)
         if member is not None:
             return member, listed[1]
-    return tool_of(name, list(virtual.members), virtual.known)
+    return virtual.tools_by_name.get(name)
 
 
 def _backing_denial(caller: Caller, member) -> str:

@@ -101,19 +101,22 @@ def _templated(member: Member, uri: str) -> bool:
     return "include" not in member.resources
 
 
-def tool_of(name: str, members: list[Member], known: dict[str, set[str]]) -> tuple[Member, str] | None:
-    """The member and the tool's own name behind the name clients see: an alias first, then a carried
-    tool of that name among the member's known tools (`known`: member key → tool names), then the first
-    member that would carry it."""
+def tool_index(members, known: dict[str, set[str]]) -> dict[str, tuple[Member, str]]:
+    """Every name clients may call → (the member, the tool's own name): an alias first (the first member's
+    that gives it), then a carried tool of that name among a member's known tools (`known`: member key →
+    tool names; the first member that carries it)."""
+    aliases: dict[str, tuple[Member, str]] = {}
     for member in members:
         for own, setting in member.tool_settings.items():
-            if (setting or {}).get("alias") == name and carried(member.tools, own):
-                return member, own
+            alias = (setting or {}).get("alias")
+            if alias and carried(member.tools, own):
+                aliases.setdefault(alias, (member, own))
+    plain: dict[str, tuple[Member, str]] = {}
     for member in members:
-        aliased = (member.tool_settings.get(name) or {}).get("alias")
-        if not aliased and name in known.get(member.key, ()) and carried(member.tools, name):
-            return member, name
-    return None
+        for name in known.get(member.key, ()):
+            if not (member.tool_settings.get(name) or {}).get("alias") and carried(member.tools, name):
+                plain.setdefault(name, (member, name))
+    return {**plain, **aliases}
 
 
 def fixed_of(member: Member, own: str) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import Prefetch
 
@@ -14,7 +15,7 @@ from servers.models import Server, Tool
 from servers.naming import server_name
 from servers.selectors import GATEWAY_FIELDS
 from virtual_servers.cache import VIRTUALS
-from virtual_servers.mapping import Member
+from virtual_servers.mapping import Member, tool_index
 from virtual_servers.models import VirtualMember, VirtualServer
 from virtual_servers.rules import carried, exposed_name
 
@@ -30,6 +31,12 @@ class VirtualTarget:
     is_enabled: bool
     members: tuple[Member, ...]
     known: dict  # member key → names of the tools its server is known to offer
+
+    @cached_property
+    def tools_by_name(self) -> dict:
+        """Name clients see → (member, the tool's own name), for a call the session's lists did not show
+        (worked out once per process and definition: a call looks its tool up, never walks the members)."""
+        return tool_index(self.members, self.known)
 
 
 def virtual_for_gateway(candidates: tuple[str, ...], epoch=MISSING) -> VirtualTarget | None:
