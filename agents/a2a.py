@@ -314,17 +314,21 @@ def _a2a_interfaces(agent: Agent) -> list[dict]:
     """The main url first (with its transport), then every other interface; the main url's entry in
     `interfaces` (v0.3 cards often repeat it) is not listed twice."""
     binding = agent.preferred_transport or DEFAULT_TRANSPORT
-    main = {"url": agent.url, "protocol_binding": binding}
+    main, found = {"url": agent.url, "protocol_binding": binding}, False
     others = []
     for interface in _dicts(agent.interfaces):
         if not interface.get("url") or not interface.get("protocol_binding"):
             continue
-        if (interface["url"], interface["protocol_binding"]) == (agent.url, binding):
-            main = interface
-        else:
+        if (interface["url"], interface["protocol_binding"]) == (agent.url, binding) and not found:
+            main, found = interface, True
+        else:  # the same URL and binding again is another protocol version (a2a-sdk serves both at one)
             others.append(interface)
-    listed = []
+    listed, seen = [], set()
     for interface in [main, *others]:
+        same = (interface["url"], interface["protocol_binding"], interface.get("protocol_version"))
+        if same in seen:
+            continue
+        seen.add(same)
         entry = {"url": interface["url"], "protocolBinding": interface["protocol_binding"]}
         version = interface.get("protocol_version") or agent.protocol_version
         if version:

@@ -107,3 +107,15 @@ def agents_discovered(principal, *, skills: list[str], tags: list[str], limit: i
 
 # == Semantic search ================================================================================
 # Reserved for the semantic selectors (embedding search), added by their own change.
+
+
+def agent_for_gateway(principal, candidates: tuple[str, ...]) -> Agent | None:
+    """The enabled agent a gateway path names (the longest of `candidates`) if `principal` may see it;
+    None both when there is none and when it is hidden (answered alike, so existence does not leak)."""
+    found = {
+        agent.path: agent
+        for agent in Agent.objects.visible_to(principal)
+        .filter(path__in=candidates, is_enabled=True)
+        .defer("embedding")
+    }
+    return next((found[path] for path in candidates if path in found), None)

@@ -49,7 +49,7 @@ METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST
 SESSION_GONE = "Session not found"
 
 
-async def _read_body(receive, limit: int) -> bytes:
+async def read_body(receive, limit: int) -> bytes:
     body = bytearray()
     while True:
         message = await receive()
@@ -170,7 +170,7 @@ class Gateway:
             )
         checked, body = None, b""
         if method == "POST":
-            raw = await _read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+            raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
             answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
             checked, answer = _check(scope, raw, principal, server_path, answering)
             if answer is not None and target.endpoint == "messages" and route.virtual is not None:

@@ -94,19 +94,24 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
             pass
         else:
             raise NotOurs
+    return _route(server, caller(authorization, cookie, epochs[0]), candidates, virtual)
+
+
+def caller(authorization: str, cookie: str, epoch) -> Principal:
+    """Who calls through the gateway: the bearer token's Principal, else the session cookie's; Refusal
+    when neither is good (a session viewing as another user is read only: it calls nothing)."""
     if token := bearer_of(authorization):
         try:
-            principal = principal_from_bearer(token, epoch=epochs[0])
+            return principal_from_bearer(token, epoch=epoch)
         except exceptions.AuthenticationFailed as failed:
             raise Refusal(401, failed.get_codes(), str(failed.detail)) from None
-    else:
-        morsel = SimpleCookie(cookie).get(settings.SESSION_COOKIE_NAME) if cookie else None
-        principal = principal_from_session_key(morsel.value if morsel else None)
-        if principal is None:
-            raise Refusal(401, ErrorCode.NOT_AUTHENTICATED, "Authentication credentials were not provided.")
-        if principal.viewed_by:  # calling a tool acts as the user: viewing as them is read only
-            raise Refusal(403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
-    return _route(server, principal, candidates, virtual)
+    morsel = SimpleCookie(cookie).get(settings.SESSION_COOKIE_NAME) if cookie else None
+    principal = principal_from_session_key(morsel.value if morsel else None)
+    if principal is None:
+        raise Refusal(401, ErrorCode.NOT_AUTHENTICATED, "Authentication credentials were not provided.")
+    if principal.viewed_by:  # calling a tool acts as the user: viewing as them is read only
+        raise Refusal(403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
+    return principal
 
 
 def check_binding(principal: Principal, audience: str, server_path: str) -> None:

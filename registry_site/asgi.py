@@ -17,6 +17,7 @@ from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
+from agents.gateway.app import AgentGateway  # noqa: E402
 from catalog.page_answers import PageAnswers  # noqa: E402
 from core.websockets import NotFoundConsumer  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
@@ -33,9 +34,10 @@ websocket_urlpatterns = [*servers_websockets, re_path(r"", NotFoundConsumer.as_a
 
 application = ProtocolTypeRouter(
     {
-        # MCP traffic to /<server path>/mcp first (gateway), /v0.1 pages answered before (catalog/
-        # page_answers.py), then Django behind the request guard.
-        "http": Gateway(PageAnswers(guarded_django)),
+        # MCP traffic to /<server path>/mcp first (gateway), A2A traffic to /<agent path>/a2a next
+        # (agents/gateway), /v0.1 pages answered before (catalog/page_answers.py), then Django behind the
+        # request guard.
+        "http": Gateway(AgentGateway(PageAnswers(guarded_django))),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -152,6 +152,9 @@ CREDENTIAL_KEYS = env.list("CREDENTIAL_KEYS", default=[])
 UPSTREAM_OAUTH_ALLOWED_HOSTS = env.list("UPSTREAM_OAUTH_ALLOWED_HOSTS", default=[])
 UPSTREAM_OAUTH_ALLOW_LOOPBACK = env.bool("UPSTREAM_OAUTH_ALLOW_LOOPBACK", default=False)
 UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS = env.float("UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS", default=10)
+# Push-notification URLs a caller gives an A2A agent through the gateway (agents/gateway/pushes.py): hosts
+# on private or loopback addresses only when listed here; others must be public.
+A2A_PUSH_ALLOWED_HOSTS = env.list("A2A_PUSH_ALLOWED_HOSTS", default=[])
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above

@@ -1,0 +1,219 @@
+"""`/<agent path>/a2a`: an A2A agent through the gateway (the JSON-RPC binding, A2A v1.0 and v0.3).
+
+Every request is judged as an MCP one is (gateway/): the caller (registry or identity-provider bearer
+token, or a session), then the agent, which must be enabled and one the caller may see (visibility and
+ownership as everywhere: a hidden agent is 404 like a missing one), then the message by the one rule, a
+scope's server rule naming the agent's path and the A2A method (`{"server": "/travel", "methods":
+["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (agents/gateway/tasks.py);
+push-notification URLs are checked before the agent sees them (agents/gateway/pushes.py). The caller's
+credential never reaches the agent. Streamed answers (`SendStreamingMessage`, `SubscribeToTask`) pass
+through event by event; each event is read for the tasks it shows. `GET .../a2a/.well-known/agent-card.json`
+is the card with the gateway's URL (agents/gateway/cards.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.urls import Resolver404, resolve
+
+from accounts.cache import PRINCIPALS
+from agents.gateway import cards, pushes, tasks
+from agents.selectors import agent_for_gateway
+from core.epochs import epochs_async
+from core.errors import ErrorCode, asgi_error
+from core.public_url import base_url_of_scope
+from core.untrusted import InputRejected, json_loads
+from gateway import forwarding, headers, jsonrpc, sessions, upstream
+from gateway.app import read_body
+from gateway.paths import AgentPath, PathRefused, agent_path
+from gateway.routing import Refusal, caller
+
+logger = logging.getLogger(__name__)
+
+CARD_PATH = "/.well-known/agent-card.json"
+PASSED_HEADERS = (b"a2a-version", b"a2a-extensions", b"x-a2a-extensions")
+
+
+class NotAnAgent(Exception):
+    """The path names no agent and Django has a page there: Django's request."""
+
+
+class AgentGateway:
+    """Serves agents' gateway paths; hands every other request to `fallback`."""
+
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.fallback(scope, receive, send)
+        try:
+            target = agent_path(scope.get("raw_path") or scope["path"].encode())
+        except PathRefused as refused:
+            return await asgi_error(
+                send, path=scope["path"], status=400, detail=str(refused), code=ErrorCode.BAD_REQUEST
+            )
+        if target is None:
+            return await self.fallback(scope, receive, send)
+        try:
+            await self.serve(scope, receive, send, target)
+        except NotAnAgent:
+            await self.fallback(scope, receive, send)
+        except Refusal as refusal:
+            await asgi_error(
+                send,
+                path=scope["path"],
+                status=refusal.status,
+                detail=refusal.detail,
+                code=refusal.code,
+                headers=refusal.headers,
+            )
+        except (tasks.TasksUnavailable, sessions.SessionsUnavailable):
+            await asgi_error(
+                send,
+                path=scope["path"],
+                status=503,
+                detail="The gateway cannot check A2A tasks now (Redis is unavailable); try again.",
+                code=ErrorCode.REDIS_UNAVAILABLE,
+                headers={"Retry-After": "5"},
+            )
+        except asyncio.CancelledError:
+            pass  # the client went away
+
+    async def serve(self, scope, receive, send, target: AgentPath) -> None:
+        if problem := headers.origin_problem(scope):
+            raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
+        (epoch,) = await epochs_async(PRINCIPALS)
+        principal = await database_sync_to_async(caller)(
+            headers.first(scope, b"authorization"), headers.first(scope, b"cookie"), epoch
+        )
+        agent = await database_sync_to_async(agent_for_gateway)(principal, target.candidates)
+        if agent is None:
+            try:
+                resolve(scope["path"])
+            except Resolver404:
+                raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.") from None
+            raise NotAnAgent
+        method = scope["method"]
+        if target.rest == CARD_PATH:
+            if method != "GET":
+                raise Refusal(
+                    405, ErrorCode.METHOD_NOT_ALLOWED, "The card is read with GET.", {"Allow": "GET"}
+                )
+            return await forwarding.json_answer(
+                send, 200, cards.gateway_card(agent, base_url_of_scope(scope))
+            )
+        if target.rest:
+            raise Refusal(404, ErrorCode.NOT_FOUND, "The gateway carries A2A's JSON-RPC binding at .../a2a.")
+        if method != "POST":
+            raise Refusal(
+                405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
+            )
+        raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+        await _call(scope, send, agent, principal, raw)
+
+
+async def _call(scope, send, agent, principal, raw: bytes) -> None:
+    """One JSON-RPC request: judged, its tasks checked, forwarded, the answer passed back."""
+    try:
+        message = json_loads(raw)
+    except InputRejected as rejected:
+        code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
+        return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
+    if (
+        not isinstance(message, dict)
+        or message.get("jsonrpc") != "2.0"
+        or not isinstance(message.get("method"), str)
+    ):
+        invalid = jsonrpc.error_message(
+            None, jsonrpc.INVALID_REQUEST, "An A2A request is one JSON-RPC 2.0 request."
+        )
+        return await forwarding.json_answer(send, 400, invalid)
+    method, request_id = message["method"], message.get("id")
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    if not principal.allows_mcp(agent.path, method):
+        denied = f"Access denied: '{principal.username}' may not call {method[:100]} on agent '{agent.path}'."
+        return await forwarding.json_answer(
+            send, 200, jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denied)
+        )
+    owner = sessions.owner(principal)
+    if not await tasks.owns(agent.path, owner, *tasks.named(method, params)):
+        missing = jsonrpc.error_message(request_id, tasks.TASK_NOT_FOUND, "Task not found")
+        return await forwarding.json_answer(send, 200, missing)
+    if problem := await pushes.problem(params):
+        return await forwarding.json_answer(send, 200, jsonrpc.error_message(request_id, -32602, problem))
+    sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
+    url = cards.upstream_url(agent, method)
+    try:
+        async with upstream.session().post(
+            url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
+        ) as response:
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                return await _stream(response, send, agent.path, owner, method)
+            body = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
+            status = response.status
+    except upstream.ERRORS as error:
+        failed = f"The agent at {agent.path} could not be reached ({type(error).__name__})."
+        return await forwarding.json_answer(
+            send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, failed)
+        )
+    if body is None:
+        too_big = f"The agent at {agent.path} answered more than the gateway reads."
+        return await forwarding.json_answer(
+            send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, too_big)
+        )
+    await _answer(send, status, body, agent.path, owner, method)
+
+
+async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, method: str) -> None:
+    """A JSON answer: its tasks claimed (a message's), cut to the caller's own (a task list)."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if method in tasks.SENDS and result is not None:
+        await tasks.claim(agent_path, owner, *tasks.created(result))
+    if method in tasks.LISTS and isinstance(result, dict) and isinstance(result.get("tasks"), list):
+        own = await tasks.own_only(agent_path, owner, result["tasks"])
+        answer = {
+            **answer,
+            "result": {**result, "tasks": own, **({"totalSize": len(own)} if "totalSize" in result else {})},
+        }
+        body = json.dumps(answer, separators=(",", ":")).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _stream(response, send, agent_path: str, owner: str, method: str) -> None:
+    """An event stream passed on event by event; a message's events claim the tasks they show."""
+    start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    await send({"type": "http.response.start", "status": response.status, "headers": start})
+    pending = b""
+    async for chunk in response.content.iter_any():
+        pending += chunk
+        whole, separator, pending = pending.replace(b"\r\n", b"\n").rpartition(b"\n\n")
+        if not separator:
+            pending = whole + pending
+            continue
+        if method in tasks.SENDS:
+            for event in whole.split(b"\n\n"):
+                await _claim_event(event, agent_path, owner)
+        await send({"type": "http.response.body", "body": whole + b"\n\n", "more_body": True})
+    await send({"type": "http.response.body", "body": pending})
+
+
+async def _claim_event(event: bytes, agent_path: str, owner: str) -> None:
+    data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
+    try:
+        payload = json.loads(data) if data else None
+    except ValueError:
+        return
+    if isinstance(payload, dict) and payload.get("result") is not None:
+        await tasks.claim(agent_path, owner, *tasks.created(payload["result"]))

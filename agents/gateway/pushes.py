@@ -1,0 +1,43 @@
+"""Push-notification URLs a caller gives an agent through the gateway are checked like any URL the
+registry would reach on a party's word (core/outbound.py): http or https, and every address public unless
+the host is on A2A_PUSH_ALLOWED_HOSTS. The agent would otherwise call a private or loopback address
+(the registry's own network) for whoever asked."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from core.outbound import AddressRefused, addresses_to_reach
+
+
+def urls_in(params: dict) -> list:
+    """The push-notification URLs a request carries (v1.0 and v0.3 shapes)."""
+    configuration = params.get("configuration") if isinstance(params.get("configuration"), dict) else {}
+    holders = [
+        params,
+        params.get("pushNotificationConfig"),
+        configuration.get("pushNotificationConfig"),
+        configuration.get("taskPushNotificationConfig"),
+    ]
+    return [holder["url"] for holder in holders if isinstance(holder, dict) and "url" in holder]
+
+
+async def problem(params: dict) -> str | None:
+    """Why a push-notification URL of the request is refused, or None."""
+    for url in urls_in(params):
+        if not isinstance(url, str):
+            return "A push-notification URL must be a string."
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return "A push-notification URL must be an http or https URL."
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            await asyncio.to_thread(
+                addresses_to_reach, parts.hostname, port, allowed_hosts=settings.A2A_PUSH_ALLOWED_HOSTS
+            )
+        except (AddressRefused, ValueError) as refused:
+            return f"The push-notification URL is refused: {refused}."
+    return None

@@ -1,0 +1,62 @@
+"""A real A2A agent for the gateway's tests, served by the official `a2a-sdk` (its JSON-RPC binding at
+`/`, v1.0 and v0.3 on the same URL, and its card): a message is answered by a task that echoes the text
+as an artifact and completes; a message that says "wait" stays working until it is cancelled."""
+
+from a2a.helpers.proto_helpers import new_task, new_text_artifact
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+from starlette.applications import Starlette
+
+from tests.mcp_servers import UvicornThread, loopback_socket
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        if context.current_task is None:
+            state = TaskState.TASK_STATE_SUBMITTED
+            await event_queue.enqueue_event(
+                new_task(context.task_id, context.context_id, state, history=[context.message])
+            )
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.start_work()
+        text = context.get_user_input()
+        if text == "wait":
+            return  # working until cancelled
+        await updater.add_artifact(new_text_artifact(name="echo", text=f"echo: {text}").parts, name="echo")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def card(url: str) -> AgentCard:
+    return AgentCard(
+        name="Echo",
+        description="Echoes what it is told.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="Echo text", tags=["echo"])],
+    )
+
+
+def echo_agent() -> UvicornThread:
+    sock = loopback_socket()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    agent_card = card(url)
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
+    )
+    routes = create_agent_card_routes(agent_card) + create_jsonrpc_routes(
+        handler, rpc_url="/", enable_v0_3_compat=True
+    )
+    return UvicornThread(Starlette(routes=routes), sock).start()

@@ -1,0 +1,252 @@
+"""A2A agents through the gateway with the official `a2a-sdk` on both sides (tests/a2a_agents.py): the
+client resolves the card at the gateway and sends, streams, gets, lists and cancels tasks at v1.0 and
+v0.3; another caller cannot reach those tasks; a method the rules do not grant is refused before the
+agent sees it; push-notification URLs on private addresses are refused; hidden agents are 404."""
+
+import json
+
+import anyio
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.client.card_resolver import parse_agent_card
+from a2a.types import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
+
+from tests.a2a_agents import echo_agent
+from tests.factories import AgentFactory
+from tests.gateway.gateway_calls import bearer, caller_fixture, gateway_fixture, post  # noqa: F401
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+EVERYTHING = {"server": "/echo", "methods": ["*"]}
+V1 = {"A2A-Version": "1.0"}  # what a v1.0 client sends (without it, the agent reads v0.3)
+
+
+@pytest.fixture
+def agent():
+    running = echo_agent()
+    url = running.url("/")
+    interfaces = [
+        {"url": url, "protocol_binding": "JSONRPC", "protocol_version": "1.0"},
+        {"url": url, "protocol_binding": "JSONRPC", "protocol_version": "0.3"},
+    ]
+    AgentFactory(
+        path="/echo",
+        name="Echo",
+        url=url,
+        preferred_transport="JSONRPC",
+        protocol_version="1.0",
+        interfaces=interfaces,
+        capabilities={"streaming": True},
+        visibility="public",
+        is_enabled=True,
+    )
+    yield running
+    running.stop()
+
+
+def said(text: str) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message(message_id=f"m-{text}", role=Role.ROLE_USER, parts=[Part(text=text)])
+    )
+
+
+async def _with_client(url: str, token: str, work, streaming: bool = True, version: str | None = None):
+    async with httpx.AsyncClient(headers=bearer(token), timeout=20) as http:
+        config = ClientConfig(httpx_client=http, streaming=streaming)
+        if version is None:
+            client = await create_client(url, client_config=config)
+        else:  # a client that speaks only `version`: the gateway's card cut to that interface
+            card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
+            card["supportedInterfaces"] = [
+                i for i in card["supportedInterfaces"] if i["protocolVersion"].startswith(version)
+            ]
+            client = await create_client(parse_agent_card(card), client_config=config)
+        async with client:
+            return await work(client)
+
+
+def run(url: str, token: str, work, **options):
+    return anyio.run(lambda: _with_client(url, token, work, **options))
+
+
+async def send(client, text: str):
+    """The task the agent's answer to `text` made, as the agent has it once the answer is over."""
+    task_id = None
+    async for event in client.send_message(said(text)):
+        if event.HasField("task"):
+            task_id = event.task.id
+    return await client.get_task(GetTaskRequest(id=task_id))
+
+
+def test_the_sdk_client_works_through_the_gateway_at_v1(gateway, agent, caller):
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        task = await send(client, "hello")
+        fetched = await client.get_task(GetTaskRequest(id=task.id))
+        waiting = await send(client, "wait")
+        cancelled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        listed = await client.list_tasks(ListTasksRequest())
+        return task, fetched, waiting, cancelled, listed
+
+    task, fetched, waiting, cancelled, listed = run(gateway.url("/echo/a2a"), token, work)
+    card = httpx.get(gateway.url("/echo/a2a/.well-known/agent-card.json"), headers=bearer(token)).json()
+
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert task.artifacts[0].parts[0].text == "echo: hello"
+    assert (fetched.id, fetched.status.state) == (task.id, TaskState.TASK_STATE_COMPLETED)
+    assert waiting.status.state == TaskState.TASK_STATE_WORKING
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert sorted(t.id for t in listed.tasks) == sorted([task.id, waiting.id])
+    assert {i["url"] for i in card["supportedInterfaces"]} == {gateway.url("/echo/a2a")}
+    assert card["url"] == gateway.url("/echo/a2a")
+    assert agent.url("/") not in json.dumps(card)
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_the_sdk_client_works_through_the_gateway_at_v0_3(gateway, agent, caller, streaming):
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        task = await send(client, "hello")
+        fetched = await client.get_task(GetTaskRequest(id=task.id))
+        waiting = await send(client, "wait")
+        cancelled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        return task, fetched, cancelled
+
+    task, fetched, cancelled = run(gateway.url("/echo/a2a"), token, work, streaming=streaming, version="0.")
+
+    assert task.artifacts[0].parts[0].text == "echo: hello"
+    assert fetched.status.state == TaskState.TASK_STATE_COMPLETED
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+
+def test_another_callers_tasks_are_not_found_and_not_listed(gateway, agent, caller):
+    owner, other = caller(EVERYTHING, name="olga"), caller(EVERYTHING, name="oscar")
+
+    async def start(client):
+        return (await send(client, "hello")).id, (await send(client, "wait")).id
+
+    done, waiting = run(gateway.url("/echo/a2a"), owner, start)
+    attempts = [
+        post(
+            gateway.port,
+            "/echo/a2a",
+            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            {**bearer(other), **V1},
+        )
+        for method, params in (
+            ("GetTask", {"id": done}),
+            ("CancelTask", {"id": waiting}),
+            ("tasks/get", {"id": done}),
+            ("tasks/cancel", {"id": waiting}),
+            (
+                "SendMessage",
+                {
+                    "message": {
+                        "messageId": "x",
+                        "role": "ROLE_USER",
+                        "taskId": waiting,
+                        "parts": [{"text": "hi"}],
+                    }
+                },
+            ),
+            ("CreateTaskPushNotificationConfig", {"taskId": waiting, "url": "https://example.com/hook"}),
+        )
+    ]
+    listed = post(
+        gateway.port,
+        "/echo/a2a",
+        {"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}},
+        {**bearer(other), **V1},
+    )
+    still = post(
+        gateway.port,
+        "/echo/a2a",
+        {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": waiting}},
+        {**bearer(owner), **V1},
+    )
+
+    assert [(status, json.loads(body)["error"]) for status, _, body in attempts] == [
+        (200, {"code": -32001, "message": "Task not found"})
+    ] * 6
+    assert json.loads(listed[2])["result"].get("tasks", []) == []
+    assert json.loads(still[2])["result"]["status"]["state"] == "TASK_STATE_WORKING"  # never cancelled
+
+
+def test_a_method_the_rules_do_not_grant_is_refused_before_the_agent_sees_it(gateway, agent, caller):
+    sender = caller({"server": "/echo", "methods": ["SendMessage", "GetTask"]}, name="sam")
+
+    async def start(client):
+        return (await send(client, "wait")).id
+
+    waiting = run(gateway.url("/echo/a2a"), sender, start, streaming=False)
+    cancel = {"jsonrpc": "2.0", "id": 1, "method": "CancelTask", "params": {"id": waiting}}
+    refused = post(gateway.port, "/echo/a2a", cancel, {**bearer(sender), **V1})
+    still = post(gateway.port, "/echo/a2a", {**cancel, "method": "GetTask"}, {**bearer(sender), **V1})
+
+    assert json.loads(refused[2])["error"] == {
+        "code": -32001,
+        "message": "Access denied: 'sam' may not call CancelTask on agent '/echo'.",
+    }
+    assert json.loads(still[2])["result"]["status"]["state"] == "TASK_STATE_WORKING"
+
+
+def test_a_push_notification_url_on_a_private_address_is_refused(gateway, agent, caller):
+    token = caller(EVERYTHING)
+
+    async def start(client):
+        return (await send(client, "wait")).id
+
+    waiting = run(gateway.url("/echo/a2a"), token, start, streaming=False)
+    answers = [
+        post(
+            gateway.port,
+            "/echo/a2a",
+            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            bearer(token),
+        )
+        for method, params in (
+            ("CreateTaskPushNotificationConfig", {"taskId": waiting, "url": "http://127.0.0.1:9/hook"}),
+            (
+                "tasks/pushNotificationConfig/set",
+                {"taskId": waiting, "pushNotificationConfig": {"url": "http://10.0.0.1/"}},
+            ),
+            ("CreateTaskPushNotificationConfig", {"taskId": waiting, "url": "file:///etc/passwd"}),
+        )
+    ]
+
+    messages = [json.loads(body)["error"]["message"] for _, _, body in answers]
+    assert messages[0].startswith(
+        "The push-notification URL is refused: 127.0.0.1 resolves to an address that"
+    )
+    assert messages[1].startswith(
+        "The push-notification URL is refused: 10.0.0.1 resolves to an address that"
+    )
+    assert messages[2] == "A push-notification URL must be an http or https URL."
+
+
+def test_hidden_unknown_and_anonymous_are_refused_alike(gateway, agent, caller, member, token_for):
+    from agents.models import Agent
+
+    Agent.objects.filter(path="/echo").update(visibility="private")
+    token = caller(EVERYTHING)
+    message = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}}
+
+    hidden = post(gateway.port, "/echo/a2a", message, bearer(token))
+    unknown = post(gateway.port, "/nobody/a2a", message, bearer(token))
+    anonymous = post(gateway.port, "/echo/a2a", message, {})
+
+    assert (hidden[0], json.loads(hidden[2])["detail"]) == (404, "No A2A agent at /echo.")
+    assert (unknown[0], json.loads(unknown[2])["detail"]) == (404, "No A2A agent at /nobody.")
+    assert anonymous[0] == 401
