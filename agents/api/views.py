@@ -34,6 +34,7 @@ from agents.policies import agent_visible
 from agents.selectors import agents_discovered, agents_listed
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
+from core.public_url import base_url
 from core.validators import normalize_path
 
 AGENT_PATH = path_parameter("agent_path", "the agent path, e.g. summarizer")
@@ -119,7 +120,7 @@ class AgentListView(AgentView):
             enabled_only=params["enabled_only"],
             visibility=params.get("visibility") or None,
         )
-        context = {"show_owner": principal.is_authenticated}
+        context = {"show_owner": principal.is_authenticated, "base_url": base_url(request)}
         agents = AgentListItemSerializer(rows, many=True, context=context).data
         return Response({"agents": agents, "total_count": total})
 
@@ -158,9 +159,9 @@ class AgentDetailView(AgentView):
     def get(self, request, agent_path: str):
         params = _valid(AgentCardQuerySerializer, request.query_params)
         agent = _agent_or_404(request, agent_path)
-        if params.get("format") == "a2a":
+        if params.get("format") == "a2a":  # as published; the gateway serves it with its URL (gateway_url)
             return Response(a2a_card(agent))
-        return Response(AgentCardOutSerializer(agent).data)
+        return Response(AgentCardOutSerializer(agent, context={"base_url": base_url(request)}).data)
 
     @documented(parameters=[AGENT_PATH], request=AgentCardSerializer, errors=(400, 401, 403, 404, 413, 422))
     def put(self, request, agent_path: str):
@@ -173,7 +174,7 @@ class AgentDetailView(AgentView):
             agent = services.agent_replace(actor=principal, agent=agent, **serializer.service_fields())
         except DjangoValidationError as exc:
             raise _model_errors(exc) from None
-        return Response(AgentCardOutSerializer(agent).data)
+        return Response(AgentCardOutSerializer(agent, context={"base_url": base_url(request)}).data)
 
     @documented(parameters=[AGENT_PATH], responses={204: None})
     def delete(self, request, agent_path: str):

@@ -155,6 +155,9 @@ UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS = env.float("UPSTREAM_OAUTH_FETCH_TIMEOUT_S
 # Push-notification URLs a caller gives an A2A agent through the gateway (agents/gateway/pushes.py): hosts
 # on private or loopback addresses only when listed here; others must be public.
 A2A_PUSH_ALLOWED_HOSTS = env.list("A2A_PUSH_ALLOWED_HOSTS", default=[])
+# Agent listings and `?format=a2a` cards give each agent's gateway URL (`/<path>/a2a`); off: the agent's own
+# URL only, for a registry used for discovery (the gateway still carries A2A for those who use it).
+A2A_GATEWAY_URLS = env.bool("A2A_GATEWAY_URLS", default=True)
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above

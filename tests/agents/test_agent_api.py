@@ -404,6 +404,7 @@ def test_list_entries_have_exactly_the_documented_shape(client, tokens, agents):
                 "path": "/pub",
                 "description": "Public one",
                 "url": agent.url,
+                "gateway_url": "http://testserver/pub/a2a",
                 "version": "1.0.0",
                 "visibility": "public",
                 "is_enabled": True,
@@ -513,6 +514,7 @@ def test_get_returns_the_full_card(client, tokens, olivia):
         "description": "Summarizes long documents",
         "path": "/summarizer",
         "url": "https://agents.example.test/summarizer",
+        "gateway_url": "http://testserver/summarizer/a2a",
         "version": "1.2.0",
         "provider": "anthropic",
         "provider_organization": "",
@@ -869,3 +871,12 @@ def test_a_server_grant_on_a_path_never_reaches_the_agent_at_that_path(
     assert Agent.objects.get(path="/alpha").is_enabled is False
     assert server.status_code == 200
     assert Server.objects.get(path="/alpha").is_enabled is True
+
+
+def test_a_registry_for_discovery_only_gives_no_gateway_url(client, tokens, settings):
+    settings.A2A_GATEWAY_URLS = False
+    post(client, "register", CARD, tokens["olivia"])
+
+    detail = client.get(url("detail", "summarizer"), headers=bearer(tokens["olivia"])).json()
+
+    assert (detail["url"], detail["gateway_url"]) == ("https://agents.example.test/summarizer", None)

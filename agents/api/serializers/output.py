@@ -1,8 +1,10 @@
 """Response shapes of the agent API (the A2A v1.0 AgentCard is built by agents.a2a.a2a_card)."""
 
+from django.conf import settings
 from rest_framework import serializers
 
 from agents.api.serializers.fields import TagsField
+from agents.gateway.cards import gateway_url
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
 
 
@@ -25,7 +27,18 @@ class _OwnerMixin(serializers.Serializer):
         return agent.owner.get_username()
 
 
-class AgentListItemSerializer(_OwnerMixin, serializers.ModelSerializer):
+class _GatewayUrlMixin(serializers.Serializer):
+    """Where callers reach the agent through the gateway (`/<path>/a2a`, agents/gateway/); null when
+    A2A_GATEWAY_URLS is off (the registry used for discovery only: callers use `url`)."""
+
+    gateway_url = serializers.SerializerMethodField()
+
+    def get_gateway_url(self, agent: Agent) -> str | None:
+        base = self.context.get("base_url")
+        return gateway_url(agent, base) if base is not None and settings.A2A_GATEWAY_URLS else None
+
+
+class AgentListItemSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSerializer):
     num_skills = serializers.IntegerField(read_only=True)
     tags = TagsField()
 
@@ -36,6 +49,7 @@ class AgentListItemSerializer(_OwnerMixin, serializers.ModelSerializer):
             "path",
             "description",
             "url",
+            "gateway_url",
             "version",
             "visibility",
             "is_enabled",
@@ -46,7 +60,7 @@ class AgentListItemSerializer(_OwnerMixin, serializers.ModelSerializer):
         ]
 
 
-class AgentCardOutSerializer(_OwnerMixin, serializers.ModelSerializer):
+class AgentCardOutSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSerializer):
     """The full card in the registry's shape; every input field comes back under its input name, so a
     card read with GET can be sent back with PUT unchanged."""
 
@@ -60,6 +74,7 @@ class AgentCardOutSerializer(_OwnerMixin, serializers.ModelSerializer):
             "description",
             "path",
             "url",
+            "gateway_url",
             "version",
             "provider",
             "provider_organization",
