@@ -22,9 +22,20 @@ class AuthMethod(models.TextChoices):
 
 
 class ToolMethod(models.TextChoices):
+    """What a gateway call did: an MCP method, or an A2A one by its family (v1.0 and v0.3 names alike:
+    agents/gateway/metrics.py)."""
+
     INITIALIZE = "initialize", "initialize"
     TOOLS_LIST = "tools/list", "tools/list"
     TOOLS_CALL = "tools/call", "tools/call"
+    A2A_SEND = "message/send", "A2A message/send"
+    A2A_STREAM = "message/stream", "A2A message/stream"
+    A2A_GET = "tasks/get", "A2A tasks/get"
+    A2A_LIST = "tasks/list", "A2A tasks/list"
+    A2A_CANCEL = "tasks/cancel", "A2A tasks/cancel"
+    A2A_SUBSCRIBE = "tasks/resubscribe", "A2A tasks/resubscribe"
+    A2A_PUSH_CONFIG = "tasks/pushConfig", "A2A push-notification configs"
+    A2A_EXTENDED_CARD = "agent/extendedCard", "A2A extended card"
 
 
 class FlowStep(models.TextChoices):

@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
 from accounts.cache import PRINCIPALS
-from agents.gateway import cards, pushes, tasks
+from agents.gateway import cards, metrics, pushes, tasks
 from agents.selectors import agent_for_gateway
 from core.epochs import epochs_async
 from core.errors import ErrorCode, asgi_error
@@ -148,16 +149,21 @@ async def _call(scope, send, agent, principal, raw: bytes) -> None:
         return await forwarding.json_answer(send, 200, jsonrpc.error_message(request_id, -32602, problem))
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
-    url = cards.upstream_url(agent, method)
+    url, started = cards.upstream_url(agent, method), time.perf_counter()
     try:
         async with upstream.session().post(
             url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
         ) as response:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                return await _stream(response, send, agent.path, owner, method)
+                received, failed = await _stream(response, send, agent.path, owner, method)
+                ok = response.status == 200 and not failed
+                return metrics.report(
+                    agent.path, method, success=ok, started=started, sent=len(raw), received=received
+                )
             body = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
             status = response.status
     except upstream.ERRORS as error:
+        metrics.report(agent.path, method, success=False, started=started, sent=len(raw), received=0)
         failed = f"The agent at {agent.path} could not be reached ({type(error).__name__})."
         return await forwarding.json_answer(
             send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, failed)
@@ -167,11 +173,13 @@ async def _call(scope, send, agent, principal, raw: bytes) -> None:
         return await forwarding.json_answer(
             send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, too_big)
         )
-    await _answer(send, status, body, agent.path, owner, method)
+    ok = await _answer(send, status, body, agent.path, owner, method)
+    metrics.report(agent.path, method, success=ok, started=started, sent=len(raw), received=len(body))
 
 
-async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, method: str) -> None:
-    """A JSON answer: its tasks claimed (a message's), cut to the caller's own (a task list)."""
+async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, method: str) -> bool:
+    """A JSON answer: its tasks claimed (a message's), cut to the caller's own (a task list). Whether it
+    is a success."""
     try:
         answer = json.loads(body)
     except ValueError:
@@ -189,31 +197,38 @@ async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, m
     start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": start})
     await send({"type": "http.response.body", "body": body})
+    return status < 400 and isinstance(answer, dict) and "error" not in answer
 
 
-async def _stream(response, send, agent_path: str, owner: str, method: str) -> None:
-    """An event stream passed on event by event; a message's events claim the tasks they show."""
+async def _stream(response, send, agent_path: str, owner: str, method: str) -> tuple[int, bool]:
+    """An event stream passed on event by event; a message's events claim the tasks they show. (The
+    bytes passed on, whether an event carried an error.)"""
     start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": response.status, "headers": start})
-    pending = b""
+    pending, received, failed = b"", 0, False
     async for chunk in response.content.iter_any():
         pending += chunk
+        received += len(chunk)
         whole, separator, pending = pending.replace(b"\r\n", b"\n").rpartition(b"\n\n")
         if not separator:
             pending = whole + pending
             continue
-        if method in tasks.SENDS:
-            for event in whole.split(b"\n\n"):
-                await _claim_event(event, agent_path, owner)
+        for event in whole.split(b"\n\n"):
+            failed = await _read_event(event, agent_path, owner, method) or failed
         await send({"type": "http.response.body", "body": whole + b"\n\n", "more_body": True})
     await send({"type": "http.response.body", "body": pending})
+    return received, failed
 
 
-async def _claim_event(event: bytes, agent_path: str, owner: str) -> None:
+async def _read_event(event: bytes, agent_path: str, owner: str, method: str) -> bool:
+    """Claims the tasks a message's event shows; whether the event is an error."""
     data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
     try:
         payload = json.loads(data) if data else None
     except ValueError:
-        return
-    if isinstance(payload, dict) and payload.get("result") is not None:
+        return False
+    if not isinstance(payload, dict):
+        return False
+    if method in tasks.SENDS and payload.get("result") is not None:
         await tasks.claim(agent_path, owner, *tasks.created(payload["result"]))
+    return "error" in payload

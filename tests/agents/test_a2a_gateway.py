@@ -23,7 +23,13 @@ from a2a.types import (
 
 from tests.a2a_agents import echo_agent
 from tests.factories import AgentFactory
-from tests.gateway.gateway_calls import bearer, caller_fixture, gateway_fixture, post  # noqa: F401
+from tests.gateway.gateway_calls import (  # noqa: F401
+    bearer,
+    caller_fixture,
+    gateway_fixture,
+    post,
+    reported_fixture,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -250,3 +256,26 @@ def test_hidden_unknown_and_anonymous_are_refused_alike(gateway, agent, caller, 
     assert (hidden[0], json.loads(hidden[2])["detail"]) == (404, "No A2A agent at /echo.")
     assert (unknown[0], json.loads(unknown[2])["detail"]) == (404, "No A2A agent at /nobody.")
     assert anonymous[0] == 401
+
+
+def test_every_forwarded_call_is_counted_by_its_family_and_agent(gateway, agent, caller, reported):
+    receiver, reporter = reported
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        waiting = await send(client, "wait")
+        await client.cancel_task(CancelTaskRequest(id=waiting.id))
+
+    run(gateway.url("/echo/a2a"), token, work)
+    run(gateway.url("/echo/a2a"), token, lambda client: send(client, "hello"), streaming=False, version="0.")
+    reporter.close(timeout=5)
+
+    executions = [m["dimensions"] for m in receiver.delivered() if m["type"] == "tool_execution"]
+    assert [(d["server"], d["method"], d["success"], d["client_name"]) for d in executions] == [
+        ("/echo", "message/stream", True, "a2a"),
+        ("/echo", "tasks/get", True, "a2a"),
+        ("/echo", "tasks/cancel", True, "a2a"),
+        ("/echo", "message/send", True, "a2a"),
+        ("/echo", "tasks/get", True, "a2a"),
+    ]
+    assert all(d["input_size_bytes"] > 0 and d["output_size_bytes"] > 0 for d in executions)

@@ -25,6 +25,20 @@ def gateway_fixture():
     running.stop()
 
 
+@pytest.fixture(name="reported")
+def reported_fixture(settings):
+    """Metrics the registry reports, received by a real loopback metrics endpoint."""
+    from core.metrics_client import reset_client
+    from tests.core.test_metrics_client import Receiver, client_for
+
+    receiver = Receiver()
+    reporter = client_for(settings, receiver.url)
+    yield receiver, reporter
+    reporter.close(timeout=5)
+    receiver.stop()
+    reset_client()
+
+
 @pytest.fixture(name="caller")
 def caller_fixture(member, scope_factory, token_for):
     """A token for a user granted `rules` (server rules) and nothing else."""

@@ -20,6 +20,7 @@ from tests.gateway.gateway_calls import (  # noqa: F401
     gateway_fixture,
     list_and_call,
     post,
+    reported_fixture,
     run,
 )
 from tests.mcp_servers import (  # noqa: F401
@@ -221,20 +222,6 @@ def test_other_paths_still_reach_django(gateway, client, admin_user):
     assert edit.status == 200
     assert b"Named mcp" in edit.read()
     assert Server.objects.count() == 1
-
-
-@pytest.fixture
-def reported(settings):
-    """Metrics the registry reports, received by a real loopback metrics endpoint."""
-    from core.metrics_client import reset_client
-    from tests.core.test_metrics_client import Receiver, client_for
-
-    receiver = Receiver()
-    reporter = client_for(settings, receiver.url)
-    yield receiver, reporter
-    reporter.close(timeout=5)
-    receiver.stop()
-    reset_client()
 
 
 def test_every_proxied_call_is_reported_with_its_client_and_the_session_steps(
