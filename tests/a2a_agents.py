@@ -1,12 +1,13 @@
 """A real A2A agent for the gateway's tests, served by the official `a2a-sdk` (its JSON-RPC binding at
-`/`, v1.0 and v0.3 on the same URL, and its card): a message is answered by a task that echoes the text
-as an artifact and completes; a message that says "wait" stays working until it is cancelled."""
+`/` and its HTTP+JSON binding under `/rest`, v1.0 and v0.3 on the same URLs, and its card): a message is
+answered by a task that echoes the text as an artifact and completes; a message that says "wait" stays
+working until it is cancelled."""
 
 from a2a.helpers.proto_helpers import new_task, new_text_artifact
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
 from starlette.applications import Starlette
@@ -41,6 +42,8 @@ def card(url: str) -> AgentCard:
         supported_interfaces=[
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="0.3"),
+            AgentInterface(url=f"{url}rest", protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(url=f"{url}rest", protocol_binding="HTTP+JSON", protocol_version="0.3"),
         ],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
@@ -56,7 +59,9 @@ def echo_agent() -> UvicornThread:
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
     )
-    routes = create_agent_card_routes(agent_card) + create_jsonrpc_routes(
-        handler, rpc_url="/", enable_v0_3_compat=True
-    )
+    routes = [
+        *create_agent_card_routes(agent_card),
+        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+        *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest"),
+    ]
     return UvicornThread(Starlette(routes=routes), sock).start()

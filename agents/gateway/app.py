@@ -22,7 +22,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 
 from accounts.cache import PRINCIPALS
-from agents.gateway import cards, metrics, pushes, tasks
+from agents.gateway import calls, cards, metrics, pushes, tasks
 from agents.selectors import agent_for_gateway
 from core.epochs import epochs_async
 from core.errors import ErrorCode, asgi_error
@@ -109,53 +109,63 @@ class AgentGateway:
                 send, 200, cards.gateway_card(agent, base_url_of_scope(scope))
             )
         if target.rest:
-            raise Refusal(404, ErrorCode.NOT_FOUND, "The gateway carries A2A's JSON-RPC binding at .../a2a.")
+            return await _rest(scope, receive, send, agent, principal, target.rest)
         if method != "POST":
             raise Refusal(
                 405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
             )
         raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
-        await _call(scope, send, agent, principal, raw)
+        try:
+            message = json_loads(raw)
+        except InputRejected as rejected:
+            code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
+            return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
+        if (
+            not isinstance(message, dict)
+            or message.get("jsonrpc") != "2.0"
+            or not isinstance(message.get("method"), str)
+        ):
+            invalid = "An A2A request is one JSON-RPC 2.0 request."
+            return await forwarding.json_answer(
+                send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
+            )
+        await _judged_and_forwarded(scope, send, agent, principal, calls.from_jsonrpc(message), raw)
 
 
-async def _call(scope, send, agent, principal, raw: bytes) -> None:
-    """One JSON-RPC request: judged, its tasks checked, forwarded, the answer passed back."""
+async def _rest(scope, receive, send, agent, principal, rest: str) -> None:
+    """An HTTP+JSON (REST) request: its method and task from the path, its body when it has one."""
+    raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
     try:
-        message = json_loads(raw)
+        body = json_loads(raw) if raw.strip() else {}
     except InputRejected as rejected:
-        code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
-        return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
-    if (
-        not isinstance(message, dict)
-        or message.get("jsonrpc") != "2.0"
-        or not isinstance(message.get("method"), str)
-    ):
-        invalid = jsonrpc.error_message(
-            None, jsonrpc.INVALID_REQUEST, "An A2A request is one JSON-RPC 2.0 request."
-        )
-        return await forwarding.json_answer(send, 400, invalid)
-    method, request_id = message["method"], message.get("id")
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        raise Refusal(400, ErrorCode.BAD_REQUEST, str(rejected)) from None
+    query = scope.get("query_string", b"").decode("latin-1")
+    call = calls.from_rest(scope["method"], rest, query, body)
+    if call is None:
+        raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A operation is {scope['method']} {rest[:200]}.")
+    await _judged_and_forwarded(scope, send, agent, principal, call, raw)
+
+
+async def _judged_and_forwarded(scope, send, agent, principal, call: calls.Call, raw: bytes) -> None:
+    """One call: judged by the rule, its tasks and push URLs checked, forwarded, the answer passed back."""
+    method = call.method
     if not principal.allows_mcp(agent.path, method):
         denied = f"Access denied: '{principal.username}' may not call {method[:100]} on agent '{agent.path}'."
-        return await forwarding.json_answer(
-            send, 200, jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denied)
-        )
+        return await forwarding.json_answer(send, *call.refused(calls.ACCESS_DENIED, denied))
     owner = sessions.owner(principal)
-    if not await tasks.owns(agent.path, owner, *tasks.named(method, params)):
-        missing = jsonrpc.error_message(request_id, tasks.TASK_NOT_FOUND, "Task not found")
-        return await forwarding.json_answer(send, 200, missing)
-    if problem := await pushes.problem(params):
-        return await forwarding.json_answer(send, 200, jsonrpc.error_message(request_id, -32602, problem))
+    if not await tasks.owns(agent.path, owner, *tasks.named(method, call.params)):
+        return await forwarding.json_answer(send, *call.refused(tasks.TASK_NOT_FOUND, "Task not found"))
+    if problem := await pushes.problem(call.params):
+        return await forwarding.json_answer(send, *call.refused(calls.INVALID_PARAMS, problem))
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
-    url, started = cards.upstream_url(agent, method), time.perf_counter()
+    url, started = call.upstream_url(agent), time.perf_counter()
     try:
-        async with upstream.session().post(
-            url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
+        async with upstream.session().request(
+            scope["method"], url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
         ) as response:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                received, failed = await _stream(response, send, agent.path, owner, method)
+                received, failed = await _stream(response, send, agent.path, owner, call)
                 ok = response.status == 200 and not failed
                 return metrics.report(
                     agent.path, method, success=ok, started=started, sent=len(raw), received=received
@@ -165,34 +175,28 @@ async def _call(scope, send, agent, principal, raw: bytes) -> None:
     except upstream.ERRORS as error:
         metrics.report(agent.path, method, success=False, started=started, sent=len(raw), received=0)
         failed = f"The agent at {agent.path} could not be reached ({type(error).__name__})."
-        return await forwarding.json_answer(
-            send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, failed)
-        )
+        return await forwarding.json_answer(send, *call.refused(jsonrpc.INTERNAL_ERROR, failed))
     if body is None:
         too_big = f"The agent at {agent.path} answered more than the gateway reads."
-        return await forwarding.json_answer(
-            send, 502, jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, too_big)
-        )
-    ok = await _answer(send, status, body, agent.path, owner, method)
+        return await forwarding.json_answer(send, *call.refused(jsonrpc.INTERNAL_ERROR, too_big))
+    ok = await _answer(send, status, body, agent.path, owner, call)
     metrics.report(agent.path, method, success=ok, started=started, sent=len(raw), received=len(body))
 
 
-async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, method: str) -> bool:
+async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:
     """A JSON answer: its tasks claimed (a message's), cut to the caller's own (a task list). Whether it
     is a success."""
     try:
         answer = json.loads(body)
     except ValueError:
         answer = None
-    result = answer.get("result") if isinstance(answer, dict) else None
-    if method in tasks.SENDS and result is not None:
+    result = call.result(answer)
+    if call.method in tasks.SENDS and result is not None:
         await tasks.claim(agent_path, owner, *tasks.created(result))
-    if method in tasks.LISTS and isinstance(result, dict) and isinstance(result.get("tasks"), list):
+    if call.method in tasks.LISTS and isinstance(result, dict) and isinstance(result.get("tasks"), list):
         own = await tasks.own_only(agent_path, owner, result["tasks"])
-        answer = {
-            **answer,
-            "result": {**result, "tasks": own, **({"totalSize": len(own)} if "totalSize" in result else {})},
-        }
+        result = {**result, "tasks": own, **({"totalSize": len(own)} if "totalSize" in result else {})}
+        answer = result if call.rest else {**answer, "result": result}
         body = json.dumps(answer, separators=(",", ":")).encode()
     start = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": start})
@@ -200,7 +204,7 @@ async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, m
     return status < 400 and isinstance(answer, dict) and "error" not in answer
 
 
-async def _stream(response, send, agent_path: str, owner: str, method: str) -> tuple[int, bool]:
+async def _stream(response, send, agent_path: str, owner: str, call: calls.Call) -> tuple[int, bool]:
     """An event stream passed on event by event; a message's events claim the tasks they show. (The
     bytes passed on, whether an event carried an error.)"""
     start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -214,13 +218,13 @@ async def _stream(response, send, agent_path: str, owner: str, method: str) -> t
             pending = whole + pending
             continue
         for event in whole.split(b"\n\n"):
-            failed = await _read_event(event, agent_path, owner, method) or failed
+            failed = await _read_event(event, agent_path, owner, call) or failed
         await send({"type": "http.response.body", "body": whole + b"\n\n", "more_body": True})
     await send({"type": "http.response.body", "body": pending})
     return received, failed
 
 
-async def _read_event(event: bytes, agent_path: str, owner: str, method: str) -> bool:
+async def _read_event(event: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:
     """Claims the tasks a message's event shows; whether the event is an error."""
     data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
     try:
@@ -229,6 +233,6 @@ async def _read_event(event: bytes, agent_path: str, owner: str, method: str) ->
         return False
     if not isinstance(payload, dict):
         return False
-    if method in tasks.SENDS and payload.get("result") is not None:
-        await tasks.claim(agent_path, owner, *tasks.created(payload["result"]))
+    if call.method in tasks.SENDS and call.result(payload) is not None:
+        await tasks.claim(agent_path, owner, *tasks.created(call.result(payload)))
     return "error" in payload

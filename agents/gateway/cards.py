@@ -8,7 +8,7 @@ from __future__ import annotations
 from agents.a2a import a2a_card
 from agents.models import Agent
 
-CARRIED = ("JSONRPC",)  # the bindings the gateway carries
+CARRIED = ("JSONRPC", "HTTP+JSON")  # the bindings the gateway carries
 SECURITY_SCHEME = "registry"
 
 
@@ -30,14 +30,3 @@ def gateway_card(agent: Agent, base_url: str) -> dict:
     card["securitySchemes"] = {SECURITY_SCHEME: {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
     card["securityRequirements"] = [{"schemes": {SECURITY_SCHEME: {"list": []}}}]
     return card
-
-
-def upstream_url(agent: Agent, method: str) -> str:
-    """The agent's own JSON-RPC URL for a method: the interface of the method's protocol version (v0.3
-    names hold a `/`), else any JSON-RPC interface, else the card's main URL."""
-    interfaces = [i for i in a2a_card(agent)["supportedInterfaces"] if i["protocolBinding"] == "JSONRPC"]
-    legacy = "/" in method
-    for interface in interfaces:
-        if str(interface.get("protocolVersion", "")).startswith("0.") == legacy:
-            return interface["url"]
-    return interfaces[0]["url"] if interfaces else agent.url

@@ -44,6 +44,8 @@ def agent():
     interfaces = [
         {"url": url, "protocol_binding": "JSONRPC", "protocol_version": "1.0"},
         {"url": url, "protocol_binding": "JSONRPC", "protocol_version": "0.3"},
+        {"url": f"{url}rest", "protocol_binding": "HTTP+JSON", "protocol_version": "1.0"},
+        {"url": f"{url}rest", "protocol_binding": "HTTP+JSON", "protocol_version": "0.3"},
     ]
     AgentFactory(
         path="/echo",
@@ -66,15 +68,19 @@ def said(text: str) -> SendMessageRequest:
     )
 
 
-async def _with_client(url: str, token: str, work, streaming: bool = True, version: str | None = None):
+async def _with_client(
+    url: str, token: str, work, streaming: bool = True, version: str | None = None, binding: str = "JSONRPC"
+):
     async with httpx.AsyncClient(headers=bearer(token), timeout=20) as http:
-        config = ClientConfig(httpx_client=http, streaming=streaming)
+        config = ClientConfig(httpx_client=http, streaming=streaming, supported_protocol_bindings=[binding])
         if version is None:
             client = await create_client(url, client_config=config)
         else:  # a client that speaks only `version`: the gateway's card cut to that interface
             card = (await http.get(f"{url}/.well-known/agent-card.json")).json()
             card["supportedInterfaces"] = [
-                i for i in card["supportedInterfaces"] if i["protocolVersion"].startswith(version)
+                i
+                for i in card["supportedInterfaces"]
+                if i["protocolVersion"].startswith(version) and i["protocolBinding"] == binding
             ]
             client = await create_client(parse_agent_card(card), client_config=config)
         async with client:
@@ -115,6 +121,12 @@ def test_the_sdk_client_works_through_the_gateway_at_v1(gateway, agent, caller):
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
     assert sorted(t.id for t in listed.tasks) == sorted([task.id, waiting.id])
     assert {i["url"] for i in card["supportedInterfaces"]} == {gateway.url("/echo/a2a")}
+    assert sorted((i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]) == [
+        ("HTTP+JSON", "0.3"),
+        ("HTTP+JSON", "1.0"),
+        ("JSONRPC", "0.3"),
+        ("JSONRPC", "1.0"),
+    ]
     assert card["url"] == gateway.url("/echo/a2a")
     assert agent.url("/") not in json.dumps(card)
 
@@ -135,6 +147,47 @@ def test_the_sdk_client_works_through_the_gateway_at_v0_3(gateway, agent, caller
     assert task.artifacts[0].parts[0].text == "echo: hello"
     assert fetched.status.state == TaskState.TASK_STATE_COMPLETED
     assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+
+@pytest.mark.parametrize("version", ["1.", "0."])
+@pytest.mark.parametrize("streaming", [False, True])
+def test_the_sdk_client_works_through_the_gateway_over_http_json(gateway, agent, caller, version, streaming):
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        task = await send(client, "hello")
+        waiting = await send(client, "wait")
+        cancelled = await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        return task, cancelled
+
+    task, cancelled = run(
+        gateway.url("/echo/a2a"), token, work, streaming=streaming, version=version, binding="HTTP+JSON"
+    )
+
+    assert task.artifacts[0].parts[0].text == "echo: hello"
+    assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+
+
+def test_over_http_json_another_callers_task_is_404_and_a_method_not_granted_403(gateway, agent, caller):
+    owner = caller(EVERYTHING, name="olga")
+    other = caller(EVERYTHING, name="oscar")
+    reader = caller({"server": "/echo", "methods": ["SendMessage"]}, name="rita")
+
+    waiting = run(
+        gateway.url("/echo/a2a"), owner, lambda client: send(client, "wait"), binding="HTTP+JSON"
+    ).id
+    theirs = httpx.get(gateway.url(f"/echo/a2a/tasks/{waiting}"), headers={**bearer(other), **V1})
+    cancel = httpx.post(gateway.url(f"/echo/a2a/tasks/{waiting}:cancel"), headers={**bearer(reader), **V1})
+    listed = httpx.get(gateway.url("/echo/a2a/tasks"), headers={**bearer(other), **V1})
+    nothing = httpx.get(gateway.url("/echo/a2a/nothing"), headers={**bearer(owner), **V1})
+
+    assert (theirs.status_code, theirs.json()) == (
+        404,
+        {"error": {"code": 404, "status": "NOT_FOUND", "message": "Task not found"}},
+    )
+    assert (cancel.status_code, cancel.json()["error"]["status"]) == (403, "PERMISSION_DENIED")
+    assert (listed.status_code, listed.json().get("tasks", [])) == (200, [])
+    assert (nothing.status_code, nothing.json()["detail"]) == (404, "No A2A operation is GET /nothing.")
 
 
 def test_another_callers_tasks_are_not_found_and_not_listed(gateway, agent, caller):
@@ -202,7 +255,7 @@ def test_a_method_the_rules_do_not_grant_is_refused_before_the_agent_sees_it(gat
     still = post(gateway.port, "/echo/a2a", {**cancel, "method": "GetTask"}, {**bearer(sender), **V1})
 
     assert json.loads(refused[2])["error"] == {
-        "code": -32001,
+        "code": -32050,
         "message": "Access denied: 'sam' may not call CancelTask on agent '/echo'.",
     }
     assert json.loads(still[2])["result"]["status"]["state"] == "TASK_STATE_WORKING"
