@@ -332,3 +332,23 @@ def test_every_forwarded_call_is_counted_by_its_family_and_agent(gateway, agent,
         ("/echo", "tasks/get", True, "a2a"),
     ]
     assert all(d["input_size_bytes"] > 0 and d["output_size_bytes"] > 0 for d in executions)
+
+
+def test_a_task_is_its_callers_whichever_web_process_each_request_reaches(agent, caller):
+    from registry_site.asgi import application
+    from tests.mcp_servers import UvicornThread, loopback_socket
+
+    first = UvicornThread(application, loopback_socket()).start()
+    second = UvicornThread(application, loopback_socket()).start()
+    owner, other = caller(EVERYTHING, name="olga"), caller(EVERYTHING, name="oscar")
+    try:
+        waiting = run(first.url("/echo/a2a"), owner, lambda client: send(client, "wait"), streaming=False).id
+        get = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": waiting}}
+        theirs = post(second.port, "/echo/a2a", get, {**bearer(other), **V1})
+        mine = post(second.port, "/echo/a2a", get, {**bearer(owner), **V1})
+    finally:
+        first.stop()
+        second.stop()
+
+    assert json.loads(theirs[2])["error"] == {"code": -32001, "message": "Task not found"}
+    assert json.loads(mine[2])["result"]["id"] == waiting
