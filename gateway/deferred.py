@@ -21,6 +21,7 @@ import redis
 from channels.db import database_sync_to_async
 
 from core.errors import ErrorCode
+from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
 from core.redis_clients import async_client
 from gateway import sessions, telemetry, upstream
 from gateway.routing import Refusal
@@ -28,8 +29,6 @@ from gateway.sign_in import sign_in_refused
 from servers.policies import tools_visible
 
 PREFIX = "registry-deferred-"
-HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
-STATELESS_VERSION = "2026-07-28"  # no handshake: `server/discover`, and every request stands alone
 NO_SESSION = "-"  # the server opened none (it is stateless): forward without a session id
 LOCAL_METHODS = frozenset({"initialize", "server/discover", "ping", "tools/list"})
 # Every result of the stateless revision says it is complete and how long it may be cached.

@@ -23,6 +23,7 @@ import logging
 import secrets
 
 from core.errors import ErrorCode
+from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
 from gateway import (
     asking,
     forwarding,
@@ -36,7 +37,7 @@ from gateway import (
     virtual_sessions,
     virtual_streams,
 )
-from gateway.deferred import HANDSHAKE_VERSIONS, STATELESS_RESULT, STATELESS_VERSION
+from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
 from gateway.virtual_members import Caller, MemberFailed

@@ -2,9 +2,9 @@
 
 Names arrive URL-encoded (`com.example%2Fweather`); the path converter takes the decoded `/`."""
 
-from django.urls import path
+from django.urls import path, re_path
 
-from catalog.api import v01
+from catalog.api import server_cards, v01
 
 app_name = "v01"
 
@@ -35,3 +35,12 @@ for prefix in ("v0.1", "v0"):
             name=f"server-status{suffix}",
         ),
     ]
+
+# The MCP Server Card of each server and virtual server: `<its gateway MCP URL>/server-card`.
+urlpatterns.append(
+    re_path(
+        r"^(?P<path>[a-z0-9_-]+(?:/[a-z0-9_-]+)*)/mcp/server-card$",
+        server_cards.ServerCardView.as_view(),
+        name="server-card",
+    )
+)
