@@ -34,4 +34,5 @@ urlpatterns = [
     *app_urls("catalog"),
     *app_urls("search"),  # before agents: `api/agents/discover/semantic` is search's
     *app_urls("agents"),
+    path("", include("discovery.urls")),  # the AI Catalog over servers, virtual servers and agents
 ]

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "catalog",
     "agents",
     "search",
+    "discovery",
     "metrics",
 ]
 

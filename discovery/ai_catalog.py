@@ -1,0 +1,94 @@
+"""The AI Catalog (`application/ai-catalog+json`, spec 1.0) at `/.well-known/ai-catalog.json`: one entry per
+server and virtual server the caller may see (its MCP Server Card's URL) and per enabled agent it may
+see (its A2A card's URL, through the gateway unless A2A_GATEWAY_URLS is off), so nothing appears here
+that `/v0.1` or `/api/agents` would not show the same caller.
+
+Identifiers follow the domain-anchored form the server-card extension recommends,
+`urn:air:{host}:{mcp|a2a}:{path with dots}` (`/team/weather` on registry.example.com is
+`urn:air:registry.example.com:mcp:team.weather`)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.urls import reverse
+
+from agents.gateway.cards import gateway_url
+from agents.models import Agent
+from servers.models import Server
+from virtual_servers.listing import visible_to
+
+SPEC_VERSION = "1.0"
+MEDIA_TYPE = "application/ai-catalog+json"
+SERVER_CARD = "application/mcp-server-card+json"
+AGENT_CARD = "application/a2a-agent-card+json"
+
+
+def identifier(base_url: str, kind: str, path: str) -> str:
+    return f"urn:air:{urlsplit(base_url).hostname}:{kind}:{path.strip('/').replace('/', '.')}"
+
+
+def _iso(value) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _servers(principal):
+    sees_all, paths = principal.server_visibility()
+    rows = Server.objects.filter(is_enabled=True).only(
+        "path", "name", "description", "version", "tags", "updated_at"
+    )
+    return (rows if sees_all else rows.filter(path__in=paths)).order_by("path")
+
+
+def catalog_of(principal, base_url: str) -> dict:
+    entries = [
+        {
+            "identifier": identifier(base_url, "mcp", server.path),
+            "displayName": server.name or server.path,
+            "mediaType": SERVER_CARD,
+            "url": f"{base_url}{server.path}/mcp/server-card",
+            "description": server.description,
+            "version": server.version,
+            "tags": list(server.tags),
+            "updatedAt": _iso(server.updated_at),
+        }
+        for server in _servers(principal)
+    ]
+    entries += [
+        {
+            "identifier": identifier(base_url, "mcp", virtual.path),
+            "displayName": virtual.name,
+            "mediaType": SERVER_CARD,
+            "url": f"{base_url}{virtual.path}/mcp/server-card",
+            "description": virtual.description,
+            "updatedAt": _iso(virtual.updated_at),
+        }
+        for virtual in visible_to(principal).filter(is_enabled=True).order_by("path")
+    ]
+    agents = Agent.objects.visible_to(principal).filter(is_enabled=True).defer("embedding").order_by("path")
+    entries += [
+        {
+            "identifier": identifier(base_url, "a2a", agent.path),
+            "displayName": agent.name,
+            "mediaType": AGENT_CARD,
+            "url": _agent_card_url(agent, base_url),
+            "description": agent.description,
+            "version": agent.version,
+            "tags": list(agent.tags),
+            "updatedAt": _iso(agent.updated_at),
+        }
+        for agent in agents
+    ]
+    return {
+        "specVersion": SPEC_VERSION,
+        "host": {"displayName": settings.REGISTRY_SERVICE_NAME, "identifier": urlsplit(base_url).hostname},
+        "entries": entries,
+    }
+
+
+def _agent_card_url(agent: Agent, base_url: str) -> str:
+    if settings.A2A_GATEWAY_URLS:
+        return f"{gateway_url(agent, base_url)}/.well-known/agent-card.json"
+    detail = reverse("agents-api:detail", kwargs={"agent_path": agent.path.lstrip("/")})
+    return f"{base_url}{detail}?format=a2a"
