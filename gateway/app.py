@@ -11,7 +11,6 @@ server, so any gateway process serves any request. Anything that is not a gatewa
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -21,13 +20,14 @@ from accounts.authentication import bearer_of
 from accounts.cache import PRINCIPALS
 from connections.resolver import gateway_headers, gateway_headers_after_refusal, step_up
 from core.epochs import epochs_async
-from core.errors import ErrorCode, asgi_error
+from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
 from gateway import (
     asking,
     deferred,
     forwarding,
+    front,
     handoff,
     headers,
     jsonrpc,
@@ -49,73 +49,25 @@ METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST
 SESSION_GONE = "Session not found"
 
 
-async def read_body(receive, limit: int) -> bytes:
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise asyncio.CancelledError  # the client went away before its request was whole
-        body += message.get("body", b"")
-        if len(body) > limit:
-            raise routing.Refusal(
-                413, ErrorCode.PAYLOAD_TOO_LARGE, f"The request body is larger than {limit} bytes."
-            )
-        if not message.get("more_body", False):
-            return bytes(body)
+class Gateway(front.Front):
+    """Serves servers' and virtual servers' gateway paths; hands every other request to `fallback` (the
+    agents' gateway, then Django)."""
 
+    unavailable = "The gateway cannot check MCP sessions now (Redis is unavailable); try again."
 
-class Gateway:
-    """Serves gateway paths; hands every other request to `fallback` (the Django application)."""
+    def target(self, raw_path: bytes):
+        return paths.gateway_path(raw_path)
 
-    def __init__(self, fallback):
-        self.fallback = fallback
+    def methods(self, target) -> tuple[str, ...]:
+        return METHODS[target.endpoint]
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.fallback(scope, receive, send)
-        raw_path = scope.get("raw_path") or scope["path"].encode()
-        try:
-            target = paths.gateway_path(raw_path)
-        except paths.PathRefused as refused:
-            return await asgi_error(
-                send, path=scope["path"], status=400, detail=str(refused), code=ErrorCode.BAD_REQUEST
+    def challenge(self, scope, target, refusal) -> dict[str, str]:
+        if refusal.status == 401 or refusal.code == ErrorCode.INSUFFICIENT_SCOPE:
+            value = routing.challenge(
+                base_url_of_scope(scope), target.candidates[0], target.endpoint, refusal.code
             )
-        if target is None:
-            return await self.fallback(scope, receive, send)
-        if origin := headers.cors_origin(scope):
-            if scope["method"] == "OPTIONS":
-                return await _preflight(send, scope, origin, METHODS[target.endpoint])
-            send = _with_headers(send, headers.cors_headers(origin))
-        try:
-            await self.serve(scope, receive, send, target)
-        except routing.NotOurs:
-            await self.fallback(scope, receive, send)
-        except sessions.SessionsUnavailable:
-            await asgi_error(
-                send,
-                path=scope["path"],
-                status=503,
-                detail="The gateway cannot check MCP sessions now (Redis is unavailable); try again.",
-                code=ErrorCode.REDIS_UNAVAILABLE,
-                headers={"Retry-After": "5"},
-            )
-        except routing.Refusal as refusal:
-            extra = refusal.headers
-            if refusal.status == 401 or refusal.code == ErrorCode.INSUFFICIENT_SCOPE:
-                value = routing.challenge(
-                    base_url_of_scope(scope), target.candidates[0], target.endpoint, refusal.code
-                )
-                extra = {**extra, "WWW-Authenticate": value}
-            await asgi_error(
-                send,
-                path=scope["path"],
-                status=refusal.status,
-                detail=refusal.detail,
-                code=refusal.code,
-                headers=extra,
-            )
-        except asyncio.CancelledError:
-            pass  # the client went away; nothing to answer
+            return {"WWW-Authenticate": value}
+        return {}
 
     async def serve(self, scope, receive, send, target: paths.GatewayPath) -> None:
         """The request, kept in its session's order (gateway/ordering.py): noted before any await."""
@@ -170,7 +122,7 @@ class Gateway:
             )
         checked, body = None, b""
         if method == "POST":
-            raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+            raw = await front.read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
             answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
             checked, answer = _check(scope, raw, principal, server_path, answering)
             if answer is not None and target.endpoint == "messages" and route.virtual is not None:
@@ -248,13 +200,6 @@ async def _signed_in_again(server, principal, epoch, credential: dict, refused) 
     return await gateway_headers_after_refusal(server, principal, epoch, credential)
 
 
-async def _preflight(send, scope, origin: str, methods: tuple[str, ...]) -> None:
-    """A CORS preflight from an allowed origin, answered before any credential is looked at."""
-    answer = headers.preflight_headers(scope, origin, methods)
-    await send({"type": "http.response.start", "status": 204, "headers": answer})
-    await send({"type": "http.response.body", "body": b""})
-
-
 async def _without_credential(scope, send, server, principal, checked, method: str, missing) -> None:
     """A caller without a usable credential for a server that needs their own: the gateway serves the
     session itself while it can (gateway/deferred.py) and asks for the connection in-band otherwise
@@ -273,17 +218,6 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     if deferred.is_deferred(session_id) and method == "GET":  # no stream until the server's session opens
         raise routing.Refusal(405, ErrorCode.METHOD_NOT_ALLOWED, str(missing), {"Allow": "POST, DELETE"})
     raise asking.refusal(scope, missing)
-
-
-def _with_headers(send, extra: list[tuple[bytes, bytes]]):
-    """`send`, adding `extra` to the start of the answer (CORS headers of an allowed origin)."""
-
-    async def sending(message):
-        if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *extra]}
-        await send(message)
-
-    return sending
 
 
 def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):

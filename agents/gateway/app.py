@@ -12,7 +12,6 @@ is the card with the gateway's URL (agents/gateway/cards.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -25,13 +24,13 @@ from accounts.cache import PRINCIPALS
 from agents.gateway import calls, cards, metrics, pushes, tasks
 from agents.selectors import agent_for_gateway
 from core.epochs import epochs_async
-from core.errors import ErrorCode, asgi_error
+from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
 from gateway import forwarding, headers, jsonrpc, sessions, upstream
-from gateway.app import read_body
-from gateway.paths import AgentPath, PathRefused, agent_path
-from gateway.routing import Refusal, caller
+from gateway.front import Front, read_body
+from gateway.paths import AgentPath, agent_path
+from gateway.routing import NotOurs, Refusal, caller
 
 logger = logging.getLogger(__name__)
 
@@ -39,51 +38,16 @@ CARD_PATH = "/.well-known/agent-card.json"
 PASSED_HEADERS = (b"a2a-version", b"a2a-extensions", b"x-a2a-extensions")
 
 
-class NotAnAgent(Exception):
-    """The path names no agent and Django has a page there: Django's request."""
-
-
-class AgentGateway:
+class AgentGateway(Front):
     """Serves agents' gateway paths; hands every other request to `fallback`."""
 
-    def __init__(self, fallback):
-        self.fallback = fallback
+    unavailable = "The gateway cannot check A2A tasks now (Redis is unavailable); try again."
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.fallback(scope, receive, send)
-        try:
-            target = agent_path(scope.get("raw_path") or scope["path"].encode())
-        except PathRefused as refused:
-            return await asgi_error(
-                send, path=scope["path"], status=400, detail=str(refused), code=ErrorCode.BAD_REQUEST
-            )
-        if target is None:
-            return await self.fallback(scope, receive, send)
-        try:
-            await self.serve(scope, receive, send, target)
-        except NotAnAgent:
-            await self.fallback(scope, receive, send)
-        except Refusal as refusal:
-            await asgi_error(
-                send,
-                path=scope["path"],
-                status=refusal.status,
-                detail=refusal.detail,
-                code=refusal.code,
-                headers=refusal.headers,
-            )
-        except (tasks.TasksUnavailable, sessions.SessionsUnavailable):
-            await asgi_error(
-                send,
-                path=scope["path"],
-                status=503,
-                detail="The gateway cannot check A2A tasks now (Redis is unavailable); try again.",
-                code=ErrorCode.REDIS_UNAVAILABLE,
-                headers={"Retry-After": "5"},
-            )
-        except asyncio.CancelledError:
-            pass  # the client went away
+    def target(self, raw_path: bytes):
+        return agent_path(raw_path)
+
+    def methods(self, target) -> tuple[str, ...]:
+        return ("GET", "POST", "DELETE")
 
     async def serve(self, scope, receive, send, target: AgentPath) -> None:
         if problem := headers.origin_problem(scope):
@@ -98,7 +62,7 @@ class AgentGateway:
                 resolve(scope["path"])
             except Resolver404:
                 raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.") from None
-            raise NotAnAgent
+            raise NotOurs
         method = scope["method"]
         if target.rest == CARD_PATH:
             if method != "GET":

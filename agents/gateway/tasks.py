@@ -12,6 +12,7 @@ import hashlib
 import redis
 
 from core.redis_clients import async_client
+from gateway import sessions
 
 TTL_SECONDS = 7 * 24 * 60 * 60  # a task's owner is remembered a week after it was last named
 TASK_NOT_FOUND = -32001  # A2A's TaskNotFoundError
@@ -43,8 +44,8 @@ BY_TASK_ID = frozenset(
 LISTS = frozenset({"ListTasks"})
 
 
-class TasksUnavailable(Exception):
-    """Redis could not say whose a task is: nothing that names one is forwarded."""
+class TasksUnavailable(sessions.SessionsUnavailable):
+    """Redis could not say whose a task is: nothing that names one is forwarded (answered 503)."""
 
 
 def _key(kind: str, agent_path: str, identifier: str) -> str:
