@@ -18,6 +18,7 @@ from a2a.types import (
     Part,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
 
@@ -352,3 +353,32 @@ def test_a_task_is_its_callers_whichever_web_process_each_request_reaches(agent,
 
     assert json.loads(theirs[2])["error"] == {"code": -32001, "message": "Task not found"}
     assert json.loads(mine[2])["result"]["id"] == waiting
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_a_subscription_streams_the_tasks_events_as_they_happen(gateway, agent, caller, binding):
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        waiting = await send(client, "wait")
+        states = []
+
+        async def follow():
+            async for event in client.subscribe(SubscribeToTaskRequest(id=waiting.id)):
+                if event.HasField("task"):
+                    states.append(event.task.status.state)
+                    subscribed.set()
+                elif event.HasField("status_update"):
+                    states.append(event.status_update.status.state)
+
+        subscribed = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(follow)
+            with anyio.fail_after(15):
+                await subscribed.wait()  # the stream is open before the task changes
+            await client.cancel_task(CancelTaskRequest(id=waiting.id))
+        return states
+
+    states = run(gateway.url("/echo/a2a"), token, work, binding=binding)
+
+    assert states == [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_CANCELED]

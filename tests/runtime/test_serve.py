@@ -134,6 +134,9 @@ def admin_login(serve: Serve, username: str, password: str, session=None) -> req
     )
 
 
+# It boots the whole group twice from nothing (initdb, every migration, five processes): 100-115 s on a
+# 2-core machine running the rest of the suite, the slowest test; twice the suite's limit for it alone.
+@pytest.mark.timeout(600)
 def test_serve_runs_the_whole_group_on_fresh_embedded_servers_and_stops_cleanly(tmp_path, free_port):
     var_dir = tmp_path / "var"
     serve = Serve(var_dir, free_port)
