@@ -29,6 +29,12 @@ def identifier(base_url: str, kind: str, path: str) -> str:
     return f"urn:air:{urlsplit(base_url).hostname}:{kind}:{path.strip('/').replace('/', '.')}"
 
 
+def _typed(media_type: str) -> dict:
+    """The entry's media type under both names the drafts use: `type` (ARD, the server-card extension)
+    and `mediaType` (the AI Catalog specification's text)."""
+    return {"type": media_type, "mediaType": media_type}
+
+
 def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
@@ -46,7 +52,7 @@ def catalog_of(principal, base_url: str) -> dict:
         {
             "identifier": identifier(base_url, "mcp", server.path),
             "displayName": server.name or server.path,
-            "mediaType": SERVER_CARD,
+            **_typed(SERVER_CARD),
             "url": f"{base_url}{server.path}/mcp/server-card",
             "description": server.description,
             "version": server.version,
@@ -59,7 +65,7 @@ def catalog_of(principal, base_url: str) -> dict:
         {
             "identifier": identifier(base_url, "mcp", virtual.path),
             "displayName": virtual.name,
-            "mediaType": SERVER_CARD,
+            **_typed(SERVER_CARD),
             "url": f"{base_url}{virtual.path}/mcp/server-card",
             "description": virtual.description,
             "updatedAt": _iso(virtual.updated_at),
@@ -71,7 +77,7 @@ def catalog_of(principal, base_url: str) -> dict:
         {
             "identifier": identifier(base_url, "a2a", agent.path),
             "displayName": agent.name,
-            "mediaType": AGENT_CARD,
+            **_typed(AGENT_CARD),
             "url": _agent_card_url(agent, base_url),
             "description": agent.description,
             "version": agent.version,

@@ -1,16 +1,23 @@
 """The AI Catalog at `/.well-known/ai-catalog.json`: checked against the required members the AI Catalog
-specification's text names (it publishes no schema), per the caller's rights, each server entry's URL
-serving its Server Card, ETag revalidation."""
+specification's text names and against the schema ARD publishes for it, per the caller's rights, each
+server entry's URL serving its Server Card, ETag revalidation."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests.factories import AgentFactory, ServerFactory
 from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db
+
+ARD_CATALOG = Draft202012Validator(
+    json.loads((Path(__file__).parent.parent / "data/spec/ard/ai-catalog.schema.json").read_text()),
+    format_checker=Draft202012Validator.FORMAT_CHECKER,
+)
 
 
 def problems(catalog: dict) -> list[str]:
@@ -58,6 +65,7 @@ def test_the_catalog_lists_what_the_caller_may_see_and_meets_the_spec(client, wo
     assert response["Content-Type"] == "application/ai-catalog+json"
     assert response["Cache-Control"] == "private, max-age=300"
     assert problems(catalog) == []
+    assert [error.message for error in ARD_CATALOG.iter_errors(catalog)] == []
     assert [(e["identifier"], e["mediaType"], e["url"]) for e in catalog["entries"]] == [
         (
             "urn:air:testserver:mcp:weather",
