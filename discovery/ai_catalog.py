@@ -1,7 +1,8 @@
 """The AI Catalog (`application/ai-catalog+json`, spec 1.0) at `/.well-known/ai-catalog.json`: one entry per
 server and virtual server the caller may see (its MCP Server Card's URL) and per enabled agent it may
 see (its A2A card's URL, through the gateway unless A2A_GATEWAY_URLS is off), so nothing appears here
-that `/v0.1` or `/api/agents` would not show the same caller.
+that `/v0.1` or `/api/agents` would not show the same caller; and the registry's own ARD search service
+(`application/ai-registry+json`, discovery/ard.py).
 
 Identifiers follow the domain-anchored form the server-card extension recommends,
 `urn:air:{host}:{mcp|a2a}:{path with dots}` (`/team/weather` on registry.example.com is
@@ -23,6 +24,7 @@ SPEC_VERSION = "1.0"
 MEDIA_TYPE = "application/ai-catalog+json"
 SERVER_CARD = "application/mcp-server-card+json"
 AGENT_CARD = "application/a2a-agent-card+json"
+REGISTRY = "application/ai-registry+json"
 
 
 def identifier(base_url: str, kind: str, path: str) -> str:
@@ -47,44 +49,61 @@ def _servers(principal):
     return (rows if sees_all else rows.filter(path__in=paths)).order_by("path")
 
 
+def server_entry(server, base_url: str) -> dict:
+    return {
+        "identifier": identifier(base_url, "mcp", server.path),
+        "displayName": server.name or server.path,
+        **_typed(SERVER_CARD),
+        "url": f"{base_url}{server.path}/mcp/server-card",
+        "description": server.description,
+        "version": server.version,
+        "tags": list(server.tags),
+        "updatedAt": _iso(server.updated_at),
+    }
+
+
+def virtual_entry(virtual, base_url: str) -> dict:
+    return {
+        "identifier": identifier(base_url, "mcp", virtual.path),
+        "displayName": virtual.name,
+        **_typed(SERVER_CARD),
+        "url": f"{base_url}{virtual.path}/mcp/server-card",
+        "description": virtual.description,
+        "updatedAt": _iso(virtual.updated_at),
+    }
+
+
+def agent_entry(agent: Agent, base_url: str) -> dict:
+    return {
+        "identifier": identifier(base_url, "a2a", agent.path),
+        "displayName": agent.name,
+        **_typed(AGENT_CARD),
+        "url": _agent_card_url(agent, base_url),
+        "description": agent.description,
+        "version": agent.version,
+        "tags": list(agent.tags),
+        "updatedAt": _iso(agent.updated_at),
+    }
+
+
+def registry_entry(base_url: str) -> dict:
+    """The registry's own ARD search service (discovery/ard.py), as ARD has clients find it."""
+    return {
+        "identifier": identifier(base_url, "registry", "search"),
+        "displayName": f"{settings.REGISTRY_SERVICE_NAME} search",
+        **_typed(REGISTRY),
+        "url": f"{base_url}/ard",
+        "description": "Semantic search over this registry's servers, virtual servers and agents (ARD).",
+    }
+
+
 def catalog_of(principal, base_url: str) -> dict:
-    entries = [
-        {
-            "identifier": identifier(base_url, "mcp", server.path),
-            "displayName": server.name or server.path,
-            **_typed(SERVER_CARD),
-            "url": f"{base_url}{server.path}/mcp/server-card",
-            "description": server.description,
-            "version": server.version,
-            "tags": list(server.tags),
-            "updatedAt": _iso(server.updated_at),
-        }
-        for server in _servers(principal)
-    ]
-    entries += [
-        {
-            "identifier": identifier(base_url, "mcp", virtual.path),
-            "displayName": virtual.name,
-            **_typed(SERVER_CARD),
-            "url": f"{base_url}{virtual.path}/mcp/server-card",
-            "description": virtual.description,
-            "updatedAt": _iso(virtual.updated_at),
-        }
-        for virtual in visible_to(principal).filter(is_enabled=True).order_by("path")
-    ]
     agents = Agent.objects.visible_to(principal).filter(is_enabled=True).defer("embedding").order_by("path")
-    entries += [
-        {
-            "identifier": identifier(base_url, "a2a", agent.path),
-            "displayName": agent.name,
-            **_typed(AGENT_CARD),
-            "url": _agent_card_url(agent, base_url),
-            "description": agent.description,
-            "version": agent.version,
-            "tags": list(agent.tags),
-            "updatedAt": _iso(agent.updated_at),
-        }
-        for agent in agents
+    entries = [
+        *(server_entry(server, base_url) for server in _servers(principal)),
+        *(virtual_entry(v, base_url) for v in visible_to(principal).filter(is_enabled=True).order_by("path")),
+        *(agent_entry(agent, base_url) for agent in agents),
+        registry_entry(base_url),
     ]
     return {
         "specVersion": SPEC_VERSION,

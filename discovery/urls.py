@@ -4,4 +4,9 @@ from discovery import views
 
 app_name = "discovery"
 
-urlpatterns = [path(".well-known/ai-catalog.json", views.AiCatalogView.as_view(), name="ai-catalog")]
+urlpatterns = [
+    path(".well-known/ai-catalog.json", views.AiCatalogView.as_view(), name="ai-catalog"),
+    path("ard/search", views.ArdSearchView.as_view(), name="ard-search"),
+    path("ard/explore", views.ArdExploreView.as_view(), name="ard-explore"),
+    path("ard/agents/<str:identifier>", views.ArdEntryView.as_view(), name="ard-entry"),
+]

@@ -1,12 +1,14 @@
-"""`GET /.well-known/ai-catalog.json` (discovery/ai_catalog.py): read with a bearer token, the console's
-session, or anonymously (what PUBLIC_LISTING's public group grants, and public agents). `ETag` and 304;
-cached publicly for DISCOVERY_CACHE_TTL when anonymous, privately otherwise."""
+"""`GET /.well-known/ai-catalog.json` (discovery/ai_catalog.py) and ARD's registry API under `/ard`
+(discovery/ard.py): read with a bearer token, the console's session, or anonymously (what
+PUBLIC_LISTING's public group grants, and public agents). The catalog has `ETag` and 304, cached publicly
+for DISCOVERY_CACHE_TTL when anonymous, privately otherwise."""
 
 import hashlib
 import json
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
+from rest_framework.exceptions import ParseError
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
@@ -16,7 +18,9 @@ from accounts.authentication import (
     RegistrySessionAuthentication,
     principal_of,
 )
+from discovery import ard
 from discovery.ai_catalog import MEDIA_TYPE, catalog_of
+from search.selectors import search_rate_limit
 from servers.clients import gateway_base_url
 
 
@@ -46,3 +50,44 @@ class AiCatalogView(APIView):
         }:
             return HttpResponse(status=304, headers=headers)
         return HttpResponse(body, content_type=MEDIA_TYPE, headers=headers)
+
+
+class ArdView(APIView):
+    """ARD's registry API (discovery/ard.py): the same callers as the AI Catalog; the search rate limit of
+    every other search surface (429 with Retry-After)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes = [
+        BearerAuthentication,
+        RegistrySessionAuthentication,
+        PublicListingAuthentication,
+    ]
+
+    def handle_exception(self, exc):
+        if isinstance(exc, ard.ArdError):
+            return JsonResponse(exc.body(), status=exc.status)
+        if isinstance(exc, ParseError):
+            return JsonResponse({"errorCode": "INVALID_ARGUMENT", "message": str(exc.detail)}, status=400)
+        return super().handle_exception(exc)
+
+
+class ArdSearchView(ArdView):
+    def post(self, request):
+        principal = principal_of(request)
+        wanted = ard.read_search(request.data)
+        decision = search_rate_limit(principal, request.META.get("REMOTE_ADDR", ""))
+        if not decision.allowed:
+            too_many = {"errorCode": "RESOURCE_EXHAUSTED", "message": "Too many searches; try again later."}
+            return JsonResponse(too_many, status=429, headers={"Retry-After": str(decision.retry_after)})
+        return JsonResponse(ard.search(principal, gateway_base_url(request), wanted))
+
+
+class ArdEntryView(ArdView):
+    def get(self, request, identifier: str):
+        return JsonResponse(ard.entry_of(principal_of(request), gateway_base_url(request), identifier))
+
+
+class ArdExploreView(ArdView):
+    def post(self, request):
+        unsupported = {"errorCode": "UNIMPLEMENTED", "message": "This registry does not offer explore."}
+        return JsonResponse(unsupported, status=501)

@@ -82,6 +82,7 @@ def test_the_catalog_lists_what_the_caller_may_see_and_meets_the_spec(client, wo
             "application/a2a-agent-card+json",
             "http://testserver/echo/a2a/.well-known/agent-card.json",
         ),
+        ("urn:air:testserver:registry:search", "application/ai-registry+json", "http://testserver/ard"),
     ]
     card = client.get("/weather/mcp/server-card", headers={"Authorization": f"Bearer {world}"})
     assert (card.status_code, json.loads(card.content)["name"]) == (200, "io.mcpgateway/weather")
@@ -92,7 +93,8 @@ def test_an_anonymous_caller_sees_public_agents_only_without_the_public_listing(
 
     assert response["Cache-Control"] == "public, max-age=300"
     assert [e["identifier"] for e in json.loads(response.content)["entries"]] == [
-        "urn:air:testserver:a2a:echo"
+        "urn:air:testserver:a2a:echo",
+        "urn:air:testserver:registry:search",
     ]
 
 
