@@ -15,7 +15,7 @@ from functools import partial
 from django.conf import settings
 
 from core.errors import ErrorCode
-from gateway import headers, messages, sessions, streams, telemetry, upstream
+from gateway import front, headers, messages, sessions, streams, telemetry, upstream
 from gateway.routing import Refusal, Route
 from gateway.sign_in import sign_in_refused
 
@@ -66,7 +66,7 @@ async def forward(
     (a virtual server's member: gateway/virtual_asks.py) renames what its event streams carry."""
     sender = _Sender(send)
     relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint, opened, rename))
-    watch = asyncio.create_task(_disconnected(receive))
+    watch = asyncio.create_task(front.disconnected(receive))
     done, _ = await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
     watch.cancel()
     if relay not in done and not sender.answered:
@@ -247,8 +247,3 @@ class _Sender:
             self.sent += len(message.get("body", b""))
             if not message.get("more_body", False):
                 self.answered = True
-
-
-async def _disconnected(receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass

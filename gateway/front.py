@@ -27,6 +27,12 @@ async def read_body(receive, limit: int) -> bytes:
             return bytes(body)
 
 
+async def disconnected(receive) -> None:
+    """Returns when the client has gone (an answer's watcher: the exchange behind it ends too)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
 class Front:
     """Serves the paths `target` recognises; hands every other request to `fallback`."""
 

@@ -25,7 +25,16 @@ from channels.layers import get_channel_layer
 
 from core.errors import ErrorCode
 from core.redis_clients import async_client
-from gateway import forwarding, jsonrpc, sessions, streams, virtual, virtual_sessions, virtual_streams
+from gateway import (
+    forwarding,
+    front,
+    jsonrpc,
+    sessions,
+    streams,
+    virtual,
+    virtual_sessions,
+    virtual_streams,
+)
 from gateway.routing import Refusal, Route
 from gateway.virtual_members import Caller
 
@@ -67,7 +76,7 @@ async def listen(scope, receive, send, route: Route, epochs) -> None:
     await send({"type": "http.response.body", "body": endpoint.encode(), "more_body": True})
     members: asyncio.Task | None = None
     session_id = None
-    watch = asyncio.create_task(_disconnected(receive))
+    watch = asyncio.create_task(front.disconnected(receive))
     try:
         while True:
             got = asyncio.create_task(layer.receive(channel))
@@ -208,11 +217,6 @@ async def _ended(virtual_server, principal, epochs, stream_id: str, session_id: 
     caller = await _caller(virtual_server, principal, epochs, session_id) if session_id else None
     if caller is not None:
         await virtual.close(caller, virtual_server)
-
-
-async def _disconnected(receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _never():

@@ -18,7 +18,7 @@ import logging
 from django.conf import settings
 
 from core.errors import ErrorCode
-from gateway import forwarding, headers, streams, upstream, virtual_asks, virtual_members
+from gateway import forwarding, front, headers, streams, upstream, virtual_asks, virtual_members
 from gateway.routing import Refusal, Route
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.cache import VIRTUALS
@@ -66,7 +66,7 @@ async def listen(scope, receive, send, route: Route, caller) -> None:
         start = [*STREAM_HEADERS, (b"mcp-session-id", caller.session_id.encode("latin-1"))]
         await send({"type": "http.response.start", "status": 200, "headers": start})
         relay = asyncio.create_task(_relay(out, send))
-        watch = asyncio.create_task(_disconnected(receive))
+        watch = asyncio.create_task(front.disconnected(receive))
         members_done = asyncio.gather(*readers, return_exceptions=True)
         await asyncio.wait({relay, watch, members_done}, return_when=asyncio.FIRST_COMPLETED)
         client_gone = watch.done()
@@ -90,11 +90,6 @@ async def _relay(out: asyncio.Queue, send) -> None:
     while True:
         chunk = await out.get()
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
-
-
-async def _disconnected(receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _opened(caller, member, open_streams: contextlib.AsyncExitStack):

@@ -1,4 +1,5 @@
-"""`/<agent path>/a2a`: an A2A agent through the gateway (the JSON-RPC binding, A2A v1.0 and v0.3).
+"""`/<agent path>/a2a`: an A2A agent through the gateway (the JSON-RPC and HTTP+JSON bindings, A2A v1.0
+and v0.3: agents/gateway/calls.py).
 
 Every request is judged as an MCP one is (gateway/): the caller (registry or identity-provider bearer
 token, or a session), then the agent, which must be enabled and one the caller may see (visibility and
@@ -7,11 +8,12 @@ scope's server rule naming the agent's path and the A2A method (`{"server": "/tr
 ["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (agents/gateway/tasks.py);
 push-notification URLs are checked before the agent sees them (agents/gateway/pushes.py). The caller's
 credential never reaches the agent. Streamed answers (`SendStreamingMessage`, `SubscribeToTask`) pass
-through event by event; each event is read for the tasks it shows. `GET .../a2a/.well-known/agent-card.json`
-is the card with the gateway's URL (agents/gateway/cards.py)."""
+through event by event, each event read for the tasks it shows, and end when the client leaves.
+`GET .../a2a/.well-known/agent-card.json` is the card with the gateway's URL (agents/gateway/cards.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -27,7 +29,7 @@ from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import forwarding, headers, jsonrpc, sessions, upstream
+from gateway import forwarding, front, headers, jsonrpc, sessions, upstream
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
@@ -93,7 +95,8 @@ class AgentGateway(Front):
             return await forwarding.json_answer(
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )
-        await _judged_and_forwarded(scope, send, agent, principal, calls.from_jsonrpc(message), raw)
+        call = calls.from_jsonrpc(message)
+        await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw)
 
 
 async def _rest(scope, receive, send, agent, principal, rest: str) -> None:
@@ -107,10 +110,10 @@ async def _rest(scope, receive, send, agent, principal, rest: str) -> None:
     call = calls.from_rest(scope["method"], rest, query, body)
     if call is None:
         raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A operation is {scope['method']} {rest[:200]}.")
-    await _judged_and_forwarded(scope, send, agent, principal, call, raw)
+    await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw)
 
 
-async def _judged_and_forwarded(scope, send, agent, principal, call: calls.Call, raw: bytes) -> None:
+async def _judged_and_forwarded(scope, receive, send, agent, principal, call: calls.Call, raw: bytes) -> None:
     """One call: judged by the rule, its tasks and push URLs checked, forwarded, the answer passed back."""
     method = call.method
     if not principal.allows_mcp(agent.path, method):
@@ -129,10 +132,16 @@ async def _judged_and_forwarded(scope, send, agent, principal, call: calls.Call,
             scope["method"], url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
         ) as response:
             if response.headers.get("content-type", "").startswith("text/event-stream"):
-                received, failed = await _stream(response, send, agent.path, owner, call)
-                ok = response.status == 200 and not failed
+                seen = _Seen()
+                relay = asyncio.create_task(_stream(response, send, agent.path, owner, call, seen))
+                watch = asyncio.create_task(front.disconnected(receive))
+                await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
+                for task in (relay, watch):  # a client that leaves ends the agent's stream too
+                    task.cancel()
+                await asyncio.gather(relay, watch, return_exceptions=True)
+                ok = response.status == 200 and not seen.failed
                 return metrics.report(
-                    agent.path, method, success=ok, started=started, sent=len(raw), received=received
+                    agent.path, method, success=ok, started=started, sent=len(raw), received=seen.received
                 )
             body = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
             status = response.status
@@ -168,24 +177,29 @@ async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, c
     return status < 400 and isinstance(answer, dict) and "error" not in answer
 
 
-async def _stream(response, send, agent_path: str, owner: str, call: calls.Call) -> tuple[int, bool]:
-    """An event stream passed on event by event; a message's events claim the tasks they show. (The
-    bytes passed on, whether an event carried an error.)"""
+class _Seen:
+    """What a stream passed on so far: its bytes, and whether an event carried an error."""
+
+    received = 0
+    failed = False
+
+
+async def _stream(response, send, agent_path: str, owner: str, call: calls.Call, seen: _Seen) -> None:
+    """An event stream passed on event by event; a message's events claim the tasks they show."""
     start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": response.status, "headers": start})
-    pending, received, failed = b"", 0, False
+    pending = b""
     async for chunk in response.content.iter_any():
         pending += chunk
-        received += len(chunk)
+        seen.received += len(chunk)
         whole, separator, pending = pending.replace(b"\r\n", b"\n").rpartition(b"\n\n")
         if not separator:
             pending = whole + pending
             continue
         for event in whole.split(b"\n\n"):
-            failed = await _read_event(event, agent_path, owner, call) or failed
+            seen.failed = await _read_event(event, agent_path, owner, call) or seen.failed
         await send({"type": "http.response.body", "body": whole + b"\n\n", "more_body": True})
     await send({"type": "http.response.body", "body": pending})
-    return received, failed
 
 
 async def _read_event(event: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:

@@ -4,6 +4,7 @@ v0.3; another caller cannot reach those tasks; a method the rules do not grant i
 agent sees it; push-notification URLs on private addresses are refused; hidden agents are 404."""
 
 import json
+import time
 
 import anyio
 import httpx
@@ -382,3 +383,24 @@ def test_a_subscription_streams_the_tasks_events_as_they_happen(gateway, agent, 
     states = run(gateway.url("/echo/a2a"), token, work, binding=binding)
 
     assert states == [TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_CANCELED]
+
+
+def test_a_subscription_the_client_leaves_ends_at_the_agent_too(gateway, agent, caller, reported):
+    receiver, _ = reported
+    token = caller(EVERYTHING)
+    waiting = run(gateway.url("/echo/a2a"), token, lambda client: send(client, "wait"), streaming=False).id
+    subscribe = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": waiting}}
+
+    with httpx.stream(
+        "POST", gateway.url("/echo/a2a"), json=subscribe, headers={**bearer(token), **V1}, timeout=10
+    ) as stream:
+        first = next(stream.iter_lines())  # the task as it stands; then the client leaves
+
+    def subscriptions():
+        return [m for m in receiver.delivered() if m["dimensions"].get("method") == "tasks/resubscribe"]
+
+    deadline = time.monotonic() + 15
+    while not subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.1)  # the client posts its metrics every 0.2 s
+    assert first.startswith("data: ")
+    assert [m["dimensions"]["success"] for m in subscriptions()] == [True]  # the relay ended with the client
