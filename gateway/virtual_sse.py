@@ -131,11 +131,18 @@ async def _answer(scope, route: Route, checked, binding: dict, stream_id: str, e
         await virtual.answer(scope, _never, relay, route, checked, "POST", binding.get("session"), epochs)
         await relay.flush()
     except Refusal as refusal:
-        requests = [m for m in checked.forward if "id" in m and "method" in m]
-        errors = [jsonrpc.error_message(m["id"], jsonrpc.INTERNAL_ERROR, refusal.detail) for m in requests]
-        await _to_stream(binding["channel"], b"".join(streams.sse_event(error) for error in errors))
-    except Exception:
+        await _failed(checked, binding, refusal.detail)
+    except Exception:  # the client is told, never left waiting for an answer
         logger.exception("An answer for the SSE stream of %s failed", route.virtual.path)
+        with contextlib.suppress(Exception):
+            await _failed(checked, binding, "The gateway could not answer this request.")
+
+
+async def _failed(checked, binding: dict, text: str) -> None:
+    """An error on the stream for each request of the POST whose answer could not be made."""
+    requests = [m for m in checked.forward if "id" in m and "method" in m]
+    errors = [jsonrpc.error_message(m["id"], jsonrpc.INTERNAL_ERROR, text) for m in requests]
+    await _to_stream(binding["channel"], b"".join(streams.sse_event(error) for error in errors))
 
 
 class _Relay:
