@@ -24,6 +24,7 @@ from django.urls import Resolver404, resolve
 
 from accounts.cache import PRINCIPALS
 from agents.gateway import calls, cards, metrics, pushes, tasks
+from agents.models import Agent
 from agents.selectors import agent_for_gateway
 from core.epochs import epochs_async
 from core.errors import ErrorCode
@@ -55,16 +56,9 @@ class AgentGateway(Front):
         if problem := headers.origin_problem(scope):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         (epoch,) = await epochs_async(PRINCIPALS)
-        principal = await database_sync_to_async(caller)(
-            headers.first(scope, b"authorization"), headers.first(scope, b"cookie"), epoch
-        )
-        agent = await database_sync_to_async(agent_for_gateway)(principal, target.candidates)
+        principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epoch)
         if agent is None:
-            try:
-                resolve(scope["path"])
-            except Resolver404:
-                raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.") from None
-            raise NotOurs
+            raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
         method = scope["method"]
         if target.rest == CARD_PATH:
             if method != "GET":
@@ -97,6 +91,21 @@ class AgentGateway(Front):
             )
         call = calls.from_jsonrpc(message)
         await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw)
+
+
+def _route(scope, candidates: tuple[str, ...], epoch):
+    """(the caller, the agent it may see at the path or None). A path no agent holds that is a page of
+    Django's is Django's (NotOurs), whoever asks; the caller comes before the agent, so an anonymous
+    client cannot tell agents' paths from unknown ones."""
+    if not Agent.objects.filter(path__in=candidates).exists():
+        try:
+            resolve(scope["path"])
+        except Resolver404:
+            pass
+        else:
+            raise NotOurs
+    principal = caller(headers.first(scope, b"authorization"), headers.first(scope, b"cookie"), epoch)
+    return principal, agent_for_gateway(principal, candidates)
 
 
 async def _rest(scope, receive, send, agent, principal, rest: str) -> None:

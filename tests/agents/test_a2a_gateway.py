@@ -404,3 +404,14 @@ def test_a_subscription_the_client_leaves_ends_at_the_agent_too(gateway, agent, 
         time.sleep(0.1)  # the client posts its metrics every 0.2 s
     assert first.startswith("data: ")
     assert [m["dimensions"]["success"] for m in subscriptions()] == [True]  # the relay ended with the client
+
+
+def test_a_page_of_the_registry_with_an_a2a_segment_stays_the_registrys(gateway, agent, caller):
+    from tests.factories import AgentFactory as Agents
+
+    Agents(path="/team/a2a", name="Team A2A", visibility="public", is_enabled=True)
+    token = caller(EVERYTHING)
+
+    page = httpx.get(gateway.url("/api/agents/team/a2a"), headers=bearer(token), timeout=10)
+
+    assert (page.status_code, page.json()["name"]) == (200, "Team A2A")  # the agent API's, not the gateway's
