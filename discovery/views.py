@@ -8,6 +8,7 @@ import json
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ParseError
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
@@ -52,6 +53,11 @@ class AiCatalogView(APIView):
         return HttpResponse(body, content_type=MEDIA_TYPE, headers=headers)
 
 
+# ARD's operations are ARD's OpenAPI (ards-project/ard-spec: spec/schemas/ard.openapi.yaml), whose shapes and
+# statuses (501 for explore) are not the registry's own API's: they stay out of /api/schema/.
+ARD_OPERATION = extend_schema(exclude=True)
+
+
 class ArdView(APIView):
     """ARD's registry API (discovery/ard.py): the same callers as the AI Catalog; the search rate limit of
     every other search surface (429 with Retry-After)."""
@@ -72,6 +78,7 @@ class ArdView(APIView):
 
 
 class ArdSearchView(ArdView):
+    @ARD_OPERATION
     def post(self, request):
         principal = principal_of(request)
         wanted = ard.read_search(request.data)
@@ -83,11 +90,13 @@ class ArdSearchView(ArdView):
 
 
 class ArdEntryView(ArdView):
+    @ARD_OPERATION
     def get(self, request, identifier: str):
         return JsonResponse(ard.entry_of(principal_of(request), gateway_base_url(request), identifier))
 
 
 class ArdExploreView(ArdView):
+    @ARD_OPERATION
     def post(self, request):
         unsupported = {"errorCode": "UNIMPLEMENTED", "message": "This registry does not offer explore."}
         return JsonResponse(unsupported, status=501)
