@@ -310,7 +310,7 @@ def _dicts(value) -> list[dict]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _a2a_interfaces(agent: Agent) -> list[dict]:
+def a2a_interfaces(agent: Agent) -> list[dict]:
     """The main url first (with its transport), then every other interface; the main url's entry in
     `interfaces` (v0.3 cards often repeat it) is not listed twice."""
     binding = agent.preferred_transport or DEFAULT_TRANSPORT
@@ -413,7 +413,7 @@ def a2a_card(agent: Agent) -> dict:
         "name": agent.name,
         "description": agent.description,
         "version": agent.version,
-        "supportedInterfaces": _a2a_interfaces(agent),
+        "supportedInterfaces": a2a_interfaces(agent),
         "capabilities": capabilities,
         "defaultInputModes": list(agent.default_input_modes),
         "defaultOutputModes": list(agent.default_output_modes),

@@ -6,9 +6,9 @@ clients list those through the protocol."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 
+from core.etags import etag_of
 from core.protocol_versions import SPOKEN
 
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
@@ -53,4 +53,4 @@ def _remote(remote: dict) -> dict:
 
 def body_and_etag(card: dict) -> tuple[bytes, str]:
     body = json.dumps(card, separators=(",", ":"), sort_keys=True).encode()
-    return body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+    return body, etag_of(body)

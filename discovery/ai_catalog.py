@@ -41,12 +41,9 @@ def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z")
 
 
-def _servers(principal):
-    sees_all, paths = principal.server_visibility()
-    rows = Server.objects.filter(is_enabled=True).only(
-        "path", "name", "description", "version", "tags", "updated_at"
-    )
-    return (rows if sees_all else rows.filter(path__in=paths)).order_by("path")
+def servers_shown(principal):
+    """The enabled servers the caller may see (the one visibility rule: `Server.objects.visible_to`)."""
+    return Server.objects.visible_to(principal).enabled().for_listing().order_by("path")
 
 
 def server_entry(server, base_url: str) -> dict:
@@ -100,7 +97,7 @@ def registry_entry(base_url: str) -> dict:
 def catalog_of(principal, base_url: str) -> dict:
     agents = Agent.objects.visible_to(principal).filter(is_enabled=True).defer("embedding").order_by("path")
     entries = [
-        *(server_entry(server, base_url) for server in _servers(principal)),
+        *(server_entry(server, base_url) for server in servers_shown(principal)),
         *(virtual_entry(v, base_url) for v in visible_to(principal).filter(is_enabled=True).order_by("path")),
         *(agent_entry(agent, base_url) for agent in agents),
         registry_entry(base_url),

@@ -16,7 +16,6 @@ from catalog.models import Upstream
 from discovery import ai_catalog
 from search.selectors import AGENT, SERVER, registry_semantic
 from search.virtual_servers import VIRTUAL
-from servers.models import Server
 from virtual_servers.listing import visible_to
 
 ENTITY_TYPES = (SERVER, VIRTUAL, AGENT)
@@ -110,9 +109,8 @@ def entry_of(principal, base_url: str, identifier: str) -> dict:
     kind, _, name = identifier.removeprefix(prefix).partition(":")
     path = "/" + name.replace(".", "/")
     if identifier.startswith(prefix) and kind == "mcp":
-        sees_all, paths = principal.server_visibility()
-        server = Server.objects.filter(path=path, is_enabled=True).first()
-        if server is not None and (sees_all or path in paths):
+        server = ai_catalog.servers_shown(principal).filter(path=path).first()
+        if server is not None:
             return ai_catalog.server_entry(server, base_url)
         virtual = visible_to(principal).filter(path=path, is_enabled=True).first()
         if virtual is not None:

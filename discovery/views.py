@@ -3,7 +3,6 @@
 PUBLIC_LISTING's public group grants, and public agents). The catalog has `ETag` and 304, cached publicly
 for DISCOVERY_CACHE_TTL when anonymous, privately otherwise."""
 
-import hashlib
 import json
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from accounts.authentication import (
     RegistrySessionAuthentication,
     principal_of,
 )
+from core.etags import etag_of, unchanged
 from discovery import ard
 from discovery.ai_catalog import MEDIA_TYPE, catalog_of
 from search.selectors import search_rate_limit
@@ -36,7 +36,7 @@ class AiCatalogView(APIView):
     def get(self, request):
         principal = principal_of(request)
         body = json.dumps(catalog_of(principal, gateway_base_url(request)), separators=(",", ":")).encode()
-        etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+        etag = etag_of(body)
         public = not principal.is_authenticated or isinstance(
             request.successful_authenticator, PublicListingAuthentication
         )
@@ -46,9 +46,7 @@ class AiCatalogView(APIView):
             "Vary": "Authorization, Cookie",
             "Access-Control-Allow-Origin": "*",
         }
-        if etag in {
-            tag.strip().removeprefix("W/") for tag in request.headers.get("If-None-Match", "").split(",")
-        }:
+        if unchanged(request.headers.get("If-None-Match", ""), etag):
             return HttpResponse(status=304, headers=headers)
         return HttpResponse(body, content_type=MEDIA_TYPE, headers=headers)
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
-from agents.a2a import a2a_card
+from agents.a2a import a2a_interfaces
 from gateway import jsonrpc
 
 ACCESS_DENIED = -32050  # the gateway's own (A2A's -32001 is "task not found")
@@ -68,7 +68,7 @@ class Call:
         """The agent's own URL for the call: its interface of the binding and the call's protocol version,
         else any of the binding, else (JSON-RPC) the card's main URL."""
         binding = "HTTP+JSON" if self.rest else "JSONRPC"
-        interfaces = [i for i in a2a_card(agent)["supportedInterfaces"] if i["protocolBinding"] == binding]
+        interfaces = [i for i in a2a_interfaces(agent) if i["protocolBinding"] == binding]
         chosen = next(
             (i for i in interfaces if str(i.get("protocolVersion", "")).startswith("0.") == self.legacy),
             interfaces[0] if interfaces else None,

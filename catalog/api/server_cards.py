@@ -10,6 +10,7 @@ from accounts.authentication import principal_of
 from catalog import server_cards
 from catalog.api.v01 import V01View
 from core.errors import ApiError, ErrorCode
+from core.etags import unchanged
 from servers.clients import gateway_base_url
 from servers.policies import server_seen
 from servers.v01_responses import server_response
@@ -44,10 +45,6 @@ class ServerCardView(V01View):
             "Cache-Control": "public, max-age=3600" if public else "private, max-age=300",
             "Vary": "Authorization, Cookie",
         }
-        if etag in _tags(request.headers.get("If-None-Match", "")):
+        if unchanged(request.headers.get("If-None-Match", ""), etag):
             return HttpResponse(status=304, headers=headers)
         return HttpResponse(body, content_type=server_cards.MEDIA_TYPE, headers=headers)
-
-
-def _tags(header: str) -> set[str]:
-    return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}

@@ -6,7 +6,6 @@ clients revalidate with If-None-Match and get 304. Each web process keeps the bo
 until a server is saved or deleted anywhere (servers/cache.LISTINGS), at most DISCOVERY_CACHE_TTL: with
 10,000 servers the document takes about a second to build and is the same for every caller."""
 
-import hashlib
 import json
 
 from django.conf import settings
@@ -15,6 +14,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET
 
+from core.etags import etag_of, unchanged
 from servers.cache import HEALTH, LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
@@ -68,7 +68,7 @@ def _document_body(request) -> tuple[bytes, str]:
 
     def build() -> tuple[bytes, str]:
         body = json.dumps(discovery_document(request), separators=(",", ":")).encode()
-        return body, f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+        return body, etag_of(body)
 
     # Health changes move HEALTH, not LISTINGS (servers/cache.py): the document shows them at once.
     key = ("discovery", gateway_base_url(request), HEALTH.epoch())
@@ -79,8 +79,7 @@ def _document_body(request) -> tuple[bytes, str]:
 def well_known_mcp_servers(request):
     body, etag = _document_body(request)
     cache_control = f"public, max-age={settings.DISCOVERY_CACHE_TTL}"
-    candidates = [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]
-    if etag in candidates or f"W/{etag}" in candidates:
+    if unchanged(request.headers.get("If-None-Match", ""), etag):
         response = HttpResponseNotModified()
     else:
         response = HttpResponse(body, content_type="application/json")
