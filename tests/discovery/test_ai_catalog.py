@@ -104,3 +104,15 @@ def test_the_etag_answers_304(client, world):
     again = client.get("/.well-known/ai-catalog.json", headers={**headers, "If-None-Match": first["ETag"]})
 
     assert (again.status_code, again.content) == (304, b"")
+
+
+def test_the_ard_manifest_location_serves_the_same_catalog(client, world):
+    headers = {"Authorization": f"Bearer {world}"}
+    catalog = client.get("/.well-known/ai-catalog.json", headers=headers)
+    ard = client.get("/.well-known/ard.json", headers=headers)
+
+    assert (ard.status_code, ard["Content-Type"], ard.content) == (
+        200,
+        "application/ai-catalog+json",
+        catalog.content,
+    )
