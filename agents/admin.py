@@ -4,6 +4,7 @@ bulk actions go through the services."""
 from django.contrib import admin
 
 from agents import policies, services
+from agents.gateway.cards import SIGNED_CARD_NOTE
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
 from core.admin import ServiceModelAdmin
 
@@ -12,25 +13,45 @@ from core.admin import ServiceModelAdmin
 class AgentAdmin(ServiceModelAdmin):
     editable_fields = services.EDITABLE_FIELDS
     readonly_on_change = ("path", "owner")
-    list_display = ("path", "name", "visibility", "is_enabled", "skill_count", "owner", "updated_at")
-    list_filter = ("is_enabled", "visibility", "provider", "preferred_transport")
+    list_display = (
+        "path",
+        "name",
+        "visibility",
+        "is_enabled",
+        "health_status",
+        "skill_count",
+        "owner",
+        "updated_at",
+    )
+    list_filter = ("is_enabled", "health_status", "visibility", "provider", "preferred_transport")
     search_fields = ("path", "name", "description", "url", "provider_organization", "owner__username")
     list_select_related = ("owner",)
     list_per_page = 50
     ordering = ("path",)
     autocomplete_fields = ("owner",)
     filter_horizontal = ("groups",)
-    readonly_fields = ("skill_count", "registered_at", "updated_at")
+    # `headers` may hold the agent's credential: the console shows their names only.
+    readonly_fields = (
+        "skill_count",
+        "outbound_headers",
+        "card_signed",
+        "health_status",
+        "health_detail",
+        "last_checked_at",
+        "registered_at",
+        "updated_at",
+    )
     fieldsets = (
         (None, {"fields": ("path", "name", "description", "url", "version", "tags", "license")}),
-        ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups")}),
+        ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups", "outbound_headers")}),
+        ("Health", {"fields": ("health_status", "health_detail", "last_checked_at")}),
         ("Provider", {"fields": ("provider", "provider_organization", "provider_url")}),
         ("Skills", {"fields": ("skills", "skill_count")}),
         (
             "A2A card",
             {
                 "classes": ("collapse",),
-                "fields": CARD_PROTOCOL_FIELDS,
+                "fields": ("card_signed", *CARD_PROTOCOL_FIELDS),
             },
         ),
         ("Bookkeeping", {"fields": ("registered_at", "updated_at")}),
@@ -61,6 +82,16 @@ class AgentAdmin(ServiceModelAdmin):
     @admin.display(description="skills")
     def skill_count(self, obj: Agent) -> int:
         return obj.num_skills
+
+    @admin.display(description="outbound headers")
+    def outbound_headers(self, obj: Agent) -> str:
+        return ", ".join(sorted(obj.headers or {})) or "—"
+
+    @admin.display(description="signed card")
+    def card_signed(self, obj: Agent) -> str:
+        return (
+            SIGNED_CARD_NOTE if obj.signed_card is not None else "not signed: served with the gateway's URLs"
+        )
 
     def service_create(self, request, obj, fields):
         agent = services.agent_create(actor=request.user, owner=obj.owner, path=obj.path, **fields)

@@ -7,6 +7,7 @@ from pgvector.django import HnswIndex, VectorField
 from agents.choices import Provider, Visibility
 from agents.querysets import AgentQuerySet
 from core.validators import PATH_MAX_LENGTH, validate_registry_path
+from servers.choices import HealthStatus
 
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 
@@ -33,7 +34,12 @@ class Agent(models.Model):
     The card keeps what an A2A v1.0 (or v0.3) card carries, so the registry can serve the card back
     faithfully (`?format=a2a`): interfaces, capabilities, I/O modes, security schemes and requirements.
     `embedding` is computed out of band: saves set `embedding_dirty` and a task embeds dirty rows.
+    `headers` are what the gateway and the health check send the agent (its credential from the
+    registry); no response and no console page shows their values. A card published with JWS
+    `signatures` is kept as it came in `signed_card` and served as it is (a rewrite would break them).
     """
+
+    SECRET_FIELDS = ("headers",)  # never filtered, searched, sorted or shown (core/admin.py)
 
     name = models.CharField(max_length=200)
     description = models.TextField()
@@ -72,6 +78,15 @@ class Agent(models.Model):
     groups = models.ManyToManyField(
         Group, blank=True, related_name="agents", help_text="groups that see an internal agent"
     )
+    headers = models.JSONField(default=dict, blank=True)
+    signed_card = models.JSONField(null=True, blank=True)
+    # Health as for servers (agents/health.py): the card fetched and the main interface answered.
+    health_status = models.CharField(
+        max_length=32, choices=HealthStatus.choices, default=HealthStatus.UNKNOWN, db_index=True
+    )
+    health_detail = models.TextField(blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    unhealthy_since = models.DateTimeField(null=True, blank=True)
     embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_dirty = models.BooleanField(default=True, db_index=True)
     registered_at = models.DateTimeField(auto_now_add=True)
@@ -97,3 +112,21 @@ class Agent(models.Model):
     @property
     def num_skills(self) -> int:
         return len(self.skills) if isinstance(self.skills, list) else 0
+
+
+class AgentHealthTransition(models.Model):
+    """One change of an agent's health status (checks, enable and disable), as HealthTransition is for
+    servers."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="health_transitions")
+    from_status = models.CharField(max_length=32, choices=HealthStatus.choices)
+    to_status = models.CharField(max_length=32, choices=HealthStatus.choices)
+    detail = models.TextField(blank=True)
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["agent_id", "at", "id"]
+        indexes = [models.Index(fields=["agent", "at"], name="agent_health_transition_at")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}: {self.from_status} → {self.to_status}"

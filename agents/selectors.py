@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from django.db.models import BooleanField, F, Func, Q, TextField, Value
 from django.db.models.expressions import RawSQL
 
+from agents.choices import Visibility
+from agents.live import agent_entry, agent_key
 from agents.models import Agent
+from servers.live.entries import public_entry
 
 # == Listing, lookup and skill discovery (the agent API) ============================================
 
@@ -119,3 +122,15 @@ def agent_for_gateway(principal, candidates: tuple[str, ...]) -> Agent | None:
         .defer("embedding")
     }
     return next((found[path] for path in candidates if path in found), None)
+
+
+def agents_health_snapshot(principal=None) -> dict[str, dict]:
+    """`{<agent path>/a2a: entry}` (agents/live.py) of the agents `principal` may see, or of the enabled
+    public agents when there is none (the public socket)."""
+    if principal is not None:
+        rows = Agent.objects.visible_to(principal)
+    else:
+        rows = Agent.objects.enabled().filter(visibility=Visibility.PUBLIC)
+    fields = ("path", "health_status", "last_checked_at", "health_detail", "is_enabled", "skills")
+    entries = {agent_key(agent.path): agent_entry(agent) for agent in rows.only(*fields).order_by("path")}
+    return entries if principal is not None else {key: public_entry(e) for key, e in entries.items()}

@@ -1,15 +1,21 @@
 """Writes for agents. Every surface (agent API, agents page, admin) calls these; who may ask for each is
 decided in agents/policies.py."""
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.models import User
 from accounts.services import actor_user, audit_event_record
-from agents.models import CARD_PROTOCOL_FIELDS, Agent
+from agents.live import agent_health_changed, agent_health_removed
+from agents.models import CARD_PROTOCOL_FIELDS, Agent, AgentHealthTransition
 from core.embeddings import EMBED_AGENTS_TASK, embed_after_commit
 from core.services import apply_changes, require_editable
+from servers.check_results import CheckResult
+from servers.choices import NOT_HEALTHY, HealthStatus
+from servers.services.health import CHECK_STATUSES
 
 EDITABLE_FIELDS = (
     "name",
@@ -24,12 +30,16 @@ EDITABLE_FIELDS = (
     "tags",
     "visibility",
     "license",
+    "headers",
+    "signed_card",
 )
+CHECK_TASK = "agents.check_agent_task"
 # Changing any of these changes what semantic search should find.
 EMBEDDED_FIELDS = {"name", "description", "skills", "tags"}
 # Fields a full replacement (PUT) keeps when the new card omits them: omitting a field must never
 # widen who sees an agent.
-KEPT_WHEN_OMITTED = {"visibility"}
+# The outbound headers are the registry's, not the card's: a new card keeps them too.
+KEPT_WHEN_OMITTED = {"visibility", "headers"}
 
 
 class AgentConflict(Exception):
@@ -56,6 +66,7 @@ def agent_create(*, actor: User | None, path: str, owner: User | None = None, **
     agent = Agent(
         path=path,
         is_enabled=False,
+        health_status=HealthStatus.DISABLED,
         owner=owner,
         embedding_dirty=True,
         **fields,
@@ -91,8 +102,15 @@ def agent_register(*, actor, path: str, **fields) -> Agent:
 
 
 def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
-    """Change an agent card; text changes mark the embedding dirty and queue the embedding task."""
+    """Change an agent card; text changes mark the embedding dirty and queue the embedding task. A change
+    of the card that brings no new signed card drops the old one: its signatures no longer cover it."""
     require_editable(fields, EDITABLE_FIELDS)
+    if (
+        agent.signed_card is not None
+        and "signed_card" not in fields
+        and set(fields) - {"visibility", "headers"}
+    ):
+        fields["signed_card"] = None
     changed = apply_changes(agent, fields)
     if not changed:
         return agent
@@ -123,21 +141,75 @@ def agent_replace(*, actor, agent: Agent, **fields) -> Agent:
 
 
 def agent_toggle(*, actor: User | None, agent: Agent, enabled: bool) -> Agent:
+    """Enable or disable an agent. A disabled agent shows `disabled`; an enabled one is `unknown` until
+    its first check, which is queued at once."""
     if agent.is_enabled == enabled:
         return agent
-    agent.is_enabled = enabled
+    status = HealthStatus.UNKNOWN if enabled else HealthStatus.DISABLED
     with transaction.atomic():
-        agent.save(update_fields=["is_enabled", "updated_at"])
+        _transition_record(agent, status, "enabled" if enabled else "disabled", timezone.now())
+        agent.is_enabled, agent.health_status, agent.unhealthy_since = enabled, status, None
+        agent.save(update_fields=["is_enabled", "health_status", "unhealthy_since", "updated_at"])
+        agent_health_changed(agent)
         audit_event_record(
             actor=actor,
             action=AuditAction.AGENT_ENABLE if enabled else AuditAction.AGENT_DISABLE,
             target=_target(agent),
         )
+        if enabled:
+            agent_refresh(agent=agent)
     return agent
 
 
 def agent_delete(*, actor: User | None, agent: Agent) -> None:
-    target = _target(agent)
+    target, path = _target(agent), agent.path
     with transaction.atomic():
         agent.delete()
+        agent_health_removed(path)
         audit_event_record(actor=actor, action=AuditAction.AGENT_DELETE, target=target)
+
+
+# -- health (the checker is no operator: these write no audit events) -------------------------------
+
+
+def agent_refresh(*, agent: Agent) -> None:
+    """Queue a health check of an enabled agent once the surrounding transaction commits."""
+    if agent.is_enabled:
+        transaction.on_commit(lambda: current_app.send_task(CHECK_TASK, args=(agent.pk,)))
+
+
+def agent_health_record(*, agent: Agent, result: CheckResult) -> bool:
+    """Store a check's status, detail and time, with a history row when the status changes, as for
+    servers (servers/services/health.py). False, writing nothing, when the agent was disabled or deleted
+    while the check ran."""
+    if result.status not in CHECK_STATUSES:
+        raise ValueError(f"A health check cannot record the status {result.status!r}.")
+    with transaction.atomic():
+        row = (
+            Agent.objects.select_for_update().filter(pk=agent.pk, is_enabled=True).defer("embedding").first()
+        )
+        if row is None:
+            return False
+        _transition_record(row, result.status, result.detail, result.checked_at)
+        row.health_status, row.health_detail, row.last_checked_at = (
+            result.status,
+            result.detail,
+            result.checked_at,
+        )
+        if result.status not in NOT_HEALTHY:
+            row.unhealthy_since = None
+        elif row.unhealthy_since is None:
+            row.unhealthy_since = result.checked_at
+        row.save(update_fields=["health_status", "health_detail", "last_checked_at", "unhealthy_since"])
+        agent_health_changed(row)
+    for name in ("health_status", "health_detail", "last_checked_at", "unhealthy_since"):
+        setattr(agent, name, getattr(row, name))
+    return True
+
+
+def _transition_record(agent: Agent, to_status: str, detail: str, at) -> None:
+    """A history row when `agent`'s stored status is about to change; inside the writer's transaction."""
+    if agent.health_status != to_status:
+        AgentHealthTransition.objects.create(
+            agent=agent, from_status=agent.health_status, to_status=to_status, detail=detail[:1000], at=at
+        )

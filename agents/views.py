@@ -17,6 +17,7 @@ from agents.policies import agent_visible
 from agents.selectors import agents_listed
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
+from servers.choices import DETAILED, HealthStatus
 from servers.views import problem_page
 
 
@@ -25,6 +26,7 @@ class AgentRow:
     agent: Agent
     skills: list[str]  # skill names
     can_toggle: bool
+    shows_detail: bool  # why it is not healthy
 
 
 @require_GET
@@ -42,10 +44,12 @@ def agents_page(request, principal):
                 str(skill.get("name") or skill.get("id")) for skill in agent.skills if isinstance(skill, dict)
             ],
             can_toggle=policies.agent_may_toggle(principal, agent),
+            shows_detail=agent.health_status in DETAILED,
         )
         for agent in agents
     ]
-    return render(request, "agents/agents.html", {"rows": rows, "total": total})
+    labels = dict(HealthStatus.choices)
+    return render(request, "agents/agents.html", {"rows": rows, "total": total, "status_labels": labels})
 
 
 @require_POST

@@ -64,7 +64,7 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
             return
         await self.accept()
         await stats.connection_opened(self.channel_name)
-        await self.send_json(await database_sync_to_async(health_snapshot)(self.snapshot_principal()))
+        await self.send_json(await database_sync_to_async(self.snapshot)())
         self.keepalive = asyncio.create_task(self.keep_alive())
 
     async def disconnect(self, code) -> None:
@@ -86,9 +86,8 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
 
     async def health_changed(self, event: dict) -> None:
         """A change published by `servers.live.publish` (from any worker or web process)."""
-        path = event["path"]
-        if self.shows(path):
-            await self.send_json({path: await self.entry_for(event)})
+        if self.shows(event):
+            await self.send_json({event["path"]: await self.entry_for(event)})
 
     async def keep_alive(self) -> None:
         while True:
@@ -112,7 +111,11 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
     def snapshot_principal(self):
         return None
 
-    def shows(self, path: str) -> bool:
+    def snapshot(self) -> dict:
+        """The entries sent on connect (sync: run in a thread)."""
+        return health_snapshot(self.snapshot_principal())
+
+    def shows(self, event: dict) -> bool:
         return True
 
     async def entry_for(self, event: dict) -> dict | None:
@@ -135,8 +138,8 @@ class HealthStatusConsumer(PublicHealthStatusConsumer):
     def snapshot_principal(self):
         return self.principal
 
-    def shows(self, path: str) -> bool:
-        return self.sees_all or path in self.paths
+    def shows(self, event: dict) -> bool:
+        return self.sees_all or event["path"] in self.paths
 
     async def entry_for(self, event: dict) -> dict | None:
         """The whole entry, its tool count cut to the tools this session sees (servers/policies.py)."""

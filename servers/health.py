@@ -158,7 +158,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
     """Check one MCP server: initialize, list every tool, and describe any failure. Never raises, and
     returns within `timeout` seconds (plus the moment the SDK needs to unwind)."""
     started = time.monotonic()
-    if problem := _header_problem(headers):
+    if problem := header_problem(headers):
         return CheckResult(status=HealthStatus.UNHEALTHY, detail=problem)
     watch = _HttpWatch(transport=transport)
     tools: list[dict] | None = None
@@ -177,18 +177,18 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
         status, detail = HealthStatus.HEALTHY, f"{count} tool{'' if count == 1 else 's'} listed"
     else:
         status, detail = _explain(
-            _leaves(failure), watch, timed_out=elapsed >= timeout, timeout=timeout, headers=headers
+            leaves(failure), watch, timed_out=elapsed >= timeout, timeout=timeout, headers=headers
         )
     return CheckResult(
         status=status,
-        detail=_clip(detail),
+        detail=clip(detail),
         tools=tools,
         checked_at=timezone.now(),
         elapsed_ms=round(elapsed * 1000),
     )
 
 
-def _header_problem(headers: dict[str, str]) -> str | None:
+def header_problem(headers: dict[str, str]) -> str | None:
     """Why an outbound header cannot be sent, naming the header but never its value (a credential)."""
     for name, value in headers.items():
         if not (name + value).isascii() or any(char in name + value for char in "\r\n\0"):
@@ -213,17 +213,17 @@ def _explain(
     if watch.unexpected_type is not None:
         kind = "HTML" if watch.unexpected_type == "text/html" else watch.unexpected_type
         return HealthStatus.UNHEALTHY, f"not an MCP server: response is {kind}"
-    if connection := _connection_problem(errors):
+    if connection := connection_problem(errors):
         return HealthStatus.UNHEALTHY, connection
     return HealthStatus.UNHEALTHY, _protocol_problem(errors)
 
 
-def _leaves(exc: BaseException | None) -> list[BaseException]:
+def leaves(exc: BaseException | None) -> list[BaseException]:
     """The concrete exceptions inside (possibly nested) exception groups."""
     if exc is None:
         return []
     if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
     return [exc]
 
 
@@ -236,7 +236,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def _connection_problem(errors: list[BaseException]) -> str | None:
+def connection_problem(errors: list[BaseException]) -> str | None:
     for error in errors:
         chain = _chain(error)
         if any(isinstance(e, ConnectionRefusedError) for e in chain):
@@ -269,7 +269,7 @@ def _protocol_problem(errors: list[BaseException]) -> str:
     return f"unexpected {type(error).__name__}: {error}"
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     """One line of at most DETAIL_MAX_LENGTH characters."""
     text = " ".join(text.split())
     return text if len(text) <= DETAIL_MAX_LENGTH else text[: DETAIL_MAX_LENGTH - 1] + "…"

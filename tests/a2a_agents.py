@@ -52,7 +52,31 @@ def card(url: str) -> AgentCard:
     )
 
 
-def echo_agent() -> UvicornThread:
+class _RequiresHeader:
+    """The agent behind a credential: every request without `name: value` is answered 401."""
+
+    def __init__(self, app, name: str, value: str):
+        self.app, self.name, self.value = app, name.lower().encode(), value.encode()
+        self.seen: list[bytes | None] = []  # what each request carried under `name`
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(self.name)
+            self.seen.append(given)
+            if given != self.value:
+                body = b'{"error": "unauthorized"}'
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                return await send({"type": "http.response.body", "body": body})
+        await self.app(scope, receive, send)
+
+
+def echo_agent(requires: tuple[str, str] | None = None) -> UvicornThread:
+    """The echo agent; with `requires` (a header's name and value), only requests carrying it are served
+    (the running thread's `guard.seen` lists what each request carried)."""
     sock = loopback_socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     agent_card = card(url)
@@ -64,4 +88,8 @@ def echo_agent() -> UvicornThread:
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest"),
     ]
-    return UvicornThread(Starlette(routes=routes), sock).start()
+    app = Starlette(routes=routes)
+    guard = _RequiresHeader(app, *requires) if requires else None
+    running = UvicornThread(guard or app, sock).start()
+    running.guard = guard
+    return running

@@ -73,6 +73,7 @@ def _valid(serializer_class, data) -> dict:
 
 def _valid_card(request, agent: Agent | None = None) -> AgentCardSerializer:
     context = {"agent_path": agent.path} if agent is not None else {}
+    context["may_set_headers"] = principal_of(request).is_admin
     serializer = AgentCardSerializer(data=request.data, context=context)
     if not serializer.is_valid():
         raise InvalidCard(serializer.errors)

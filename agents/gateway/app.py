@@ -7,8 +7,9 @@ ownership as everywhere: a hidden agent is 404 like a missing one), then the mes
 scope's server rule naming the agent's path and the A2A method (`{"server": "/travel", "methods":
 ["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (agents/gateway/tasks.py);
 push-notification URLs are checked before the agent sees them (agents/gateway/pushes.py). The caller's
-credential never reaches the agent. Streamed answers (`SendStreamingMessage`, `SubscribeToTask`) pass
-through event by event, each event read for the tasks it shows, and end when the client leaves.
+credential never reaches the agent, which gets the outbound headers the registry holds for it. Streamed
+answers (`SendStreamingMessage`, `SubscribeToTask`) pass through event by event, each event read for the
+tasks it shows, and end when the client leaves.
 `GET .../a2a/.well-known/agent-card.json` is the card with the gateway's URL (agents/gateway/cards.py)."""
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ async def _judged_and_forwarded(scope, receive, send, agent, principal, call: ca
         return await forwarding.json_answer(send, *call.refused(calls.INVALID_PARAMS, problem))
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
+    sent |= agent.headers or {}  # the agent's credential from the registry; the caller's never goes
     url, started = call.upstream_url(agent), time.perf_counter()
     try:
         async with upstream.session().request(

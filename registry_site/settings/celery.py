@@ -55,6 +55,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(HEALTH_RECHECK_MIN_SECONDS),
         "options": {"expires": max(1, HEALTH_RECHECK_MIN_SECONDS - 1)},
     },
+    # The same for agents (agents/tasks.py): the card fetched and the main interface asked.
+    "sweep-agent-health": {
+        "task": "agents.sweep_agent_health_task",
+        "schedule": float(HEALTH_CHECK_INTERVAL_SECONDS),
+        "options": {"expires": max(1, HEALTH_CHECK_INTERVAL_SECONDS - 1)},
+    },
+    "recheck-unhealthy-agents": {
+        "task": "agents.recheck_unhealthy_agents_task",
+        "schedule": float(HEALTH_RECHECK_MIN_SECONDS),
+        "options": {"expires": max(1, HEALTH_RECHECK_MIN_SECONDS - 1)},
+    },
     # Records of expired tokens are only kept a day, for revocation checks and the audit view.
     "purge-expired-tokens": {
         "task": "accounts.purge_expired_tokens_task",

@@ -77,7 +77,7 @@ class JSONTextField(serializers.Field):
         return value
 
 
-def _validated_headers(value) -> dict:
+def validated_headers(value) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(
@@ -150,7 +150,7 @@ class ServerInputSerializer(serializers.Serializer):
         return value.strip()
 
     def validate_headers(self, value):
-        return _validated_headers(value)
+        return validated_headers(value)
 
     def validate_tool_list_json(self, value):
         return _validated_tools(value)

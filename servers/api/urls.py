@@ -1,5 +1,5 @@
 """The servers app's JSON API: the dashboard's reads (section C), the internal administration API (section
-D, HTTP Basic only), the health API (section F; the websockets are in servers/routing.py) and the public
+D, HTTP Basic only), the health API (section F; the websockets are in agents/routing.py) and the public
 discovery document."""
 
 from django.urls import path

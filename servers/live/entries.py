@@ -4,11 +4,12 @@ from datetime import datetime
 
 # What anyone may see of a server's health (the public socket and its HTTP fallback, /status): why a check
 # failed can name internal hosts and ports, so the reason (and the state) stay with logged-in sessions.
-PUBLIC_FIELDS = ("status", "last_checked_iso", "num_tools")
+# An agent's entry (agents/live.py) also says its kind and its number of skills.
+PUBLIC_FIELDS = ("status", "last_checked_iso", "num_tools", "kind", "num_skills")
 
 
 def public_entry(entry: dict | None) -> dict | None:
-    return None if entry is None else {name: entry[name] for name in PUBLIC_FIELDS}
+    return None if entry is None else {name: entry[name] for name in PUBLIC_FIELDS if name in entry}
 
 
 def health_entry(

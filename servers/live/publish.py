@@ -22,24 +22,25 @@ MESSAGE_TYPE = "health.changed"  # handled by `HealthStatusConsumer.health_chang
 
 def health_changed(server) -> None:
     """Publish `server`'s current entry once the surrounding transaction commits."""
-    message = {
-        "type": MESSAGE_TYPE,
-        "path": server.path,
-        "enabled": server.is_enabled,
-        "entry": health_entry(
-            server.health_status,
-            server.last_checked_at,
-            server.num_tools,
-            server.health_detail,
-            server.is_enabled,
-        ),
-    }
-    transaction.on_commit(lambda: _send(message))
+    entry = health_entry(
+        server.health_status,
+        server.last_checked_at,
+        server.num_tools,
+        server.health_detail,
+        server.is_enabled,
+    )
+    entry_changed(server.path, enabled=server.is_enabled, entry=entry)
 
 
 def health_removed(path: str) -> None:
     """Publish that the server at `path` is gone (clients receive `{path: null}`)."""
-    message = {"type": MESSAGE_TYPE, "path": path, "enabled": False, "entry": None}
+    entry_changed(path, enabled=False, entry=None)
+
+
+def entry_changed(key: str, *, enabled: bool, entry: dict | None, **about) -> None:
+    """Publish the entry under `key` once the surrounding transaction commits; `about` tells the sockets
+    more of who may see it (an agent's entry: agents/live.py)."""
+    message = {"type": MESSAGE_TYPE, "path": key, "enabled": enabled, "entry": entry, **about}
     transaction.on_commit(lambda: _send(message))
 
 

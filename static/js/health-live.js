@@ -7,6 +7,9 @@
   if (!root || !window.WebSocket) return;
   var labels = JSON.parse(document.getElementById("health-status-labels").textContent);
   var indicator = document.querySelector("[data-live-indicator]");
+  // Which entries this table shows: servers' by default, agents' with `data-health-kind="agent"` (rows keyed
+  // by `data-health-key`, the agent's gateway path).
+  var kind = root.dataset.healthKind || "server";
   var retry = 1000;
   var pinger = null;
 
@@ -19,7 +22,7 @@
   function rowOf(path) {
     var rows = root.querySelectorAll("tr[data-path]");
     for (var i = 0; i < rows.length; i++) {
-      if (rows[i].dataset.path === path) return rows[i];
+      if ((rows[i].dataset.healthKey || rows[i].dataset.path) === path) return rows[i];
     }
     return null;
   }
@@ -104,6 +107,7 @@
   }
 
   function apply(path, entry) {
+    if (entry !== null && (entry.kind || "server") !== kind) return;
     var row = rowOf(path);
     if (!row && entry !== null) {
       if (root.hasAttribute("data-health-append")) row = added(path);

@@ -412,6 +412,8 @@ def test_list_entries_have_exactly_the_documented_shape(client, tokens, agents):
                 "tags": "nlp, fast",
                 "owner": "olivia",
                 "registered_at": agent.registered_at.isoformat().replace("+00:00", "Z"),
+                "health_status": "unknown",
+                "last_checked_at": None,
             }
         ],
         "total_count": 1,

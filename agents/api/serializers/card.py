@@ -18,13 +18,18 @@ from agents.a2a import (
     read_interface,
     read_requirement,
     read_scheme,
+    read_signature,
     read_skill,
+    signed_card_of,
 )
 from agents.api.serializers.fields import HttpUrlField, ReaderField, StrictCharField, TagsField
 from agents.choices import Visibility
 from core.validators import PATH_MAX_LENGTH, registry_path_field
+from servers.api.serializers import validated_headers
 
 MAX_SKILLS = 200
+MAX_SIGNATURES = 10
+HEADERS_ADMIN_ONLY = "Only administrators set an agent's outbound headers."
 REQUIRED = "This field is required."
 # Paths the API's own routes use: an agent there could not be read back through /api/agents/{path}.
 RESERVED_PATHS = ("/register", "/discover")
@@ -105,6 +110,12 @@ class AgentCardSerializer(serializers.Serializer):
     tags = TagsField(required=False)
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
     license = StrictCharField(max_length=100, required=False, allow_blank=True)
+    signatures = ReaderField(
+        lambda value: _each(value, "signature", read_signature, max_items=MAX_SIGNATURES), required=False
+    )
+    # The registry's, not the card's: what the gateway and the health check send the agent. Write-only,
+    # and set by administrators only (`context["may_set_headers"]`).
+    headers = serializers.JSONField(required=False)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -124,11 +135,17 @@ class AgentCardSerializer(serializers.Serializer):
             )
         return path
 
+    def validate_headers(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
+        return validated_headers(value)
+
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
             raise serializers.ValidationError(
                 {api_settings.NON_FIELD_ERRORS_KEY: ["Expected a JSON object: the agent card."]}
             )
+        original = data
         data, sent_as, errors = self._canonical(data)
         try:
             attrs = super().to_internal_value(data)
@@ -144,6 +161,8 @@ class AgentCardSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {sent_as.get(key, key): _flat(value) for key, value in errors.items()}
             )
+        if attrs.pop("signatures", None):
+            attrs["signed_card"] = signed_card_of(original)
         return self._derived(attrs)
 
     @staticmethod

@@ -57,15 +57,22 @@ class AgentListItemSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSe
             "tags",
             "owner",
             "registered_at",
+            "health_status",
+            "last_checked_at",
         ]
 
 
 class AgentCardOutSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSerializer):
     """The full card in the registry's shape; every input field comes back under its input name, so a
-    card read with GET can be sent back with PUT unchanged."""
+    card read with GET can be sent back with PUT unchanged. `signed` says the card was published with
+    JWS signatures and is served as published (`?format=a2a` and the gateway: agents/gateway/cards.py)."""
 
     num_skills = serializers.IntegerField(read_only=True)
     tags = TagsField()
+    signed = serializers.SerializerMethodField()
+
+    def get_signed(self, agent: Agent) -> bool:
+        return agent.signed_card is not None
 
     class Meta:
         model = Agent
@@ -89,4 +96,8 @@ class AgentCardOutSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSer
             "owner",
             "registered_at",
             "updated_at",
+            "signed",
+            "health_status",
+            "health_detail",
+            "last_checked_at",
         ]

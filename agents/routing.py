@@ -1,9 +1,9 @@
-"""Websocket routes of the servers app."""
+"""The health websockets' routes, served by the consumers that carry agents too (agents/consumers.py)."""
 
 from django.urls import path
 
+from agents.consumers import HealthStatusConsumer, PublicHealthStatusConsumer
 from core.websockets import BrowserOriginValidator
-from servers.consumers import HealthStatusConsumer, PublicHealthStatusConsumer
 
 websocket_urlpatterns = [
     path("api/health/ws/health_status", BrowserOriginValidator(HealthStatusConsumer.as_asgi())),
