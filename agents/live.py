@@ -31,8 +31,9 @@ def agent_health_changed(agent: Agent) -> None:
         entry=agent_entry(agent),
         agent=agent.path,
         public=public,
+        visibility=agent.visibility,
     )
 
 
 def agent_health_removed(path: str) -> None:
-    entry_changed(agent_key(path), enabled=False, entry=None, agent=path, public=True)
+    entry_changed(agent_key(path), enabled=False, entry=None, agent=path, public=False, visibility="")

@@ -57,13 +57,13 @@ class _RequiresHeader:
 
     def __init__(self, app, name: str, value: str):
         self.app, self.name, self.value = app, name.lower().encode(), value.encode()
-        self.seen: list[bytes | None] = []  # what each request carried under `name`
+        self.seen: list[dict[bytes, bytes]] = []  # each request's headers
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            given = dict(scope["headers"]).get(self.name)
-            self.seen.append(given)
-            if given != self.value:
+            headers = dict(scope["headers"])
+            self.seen.append(headers)
+            if headers.get(self.name) != self.value:
                 body = b'{"error": "unauthorized"}'
                 headers = [
                     (b"content-type", b"application/json"),

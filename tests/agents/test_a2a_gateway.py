@@ -415,3 +415,27 @@ def test_a_page_of_the_registry_with_an_a2a_segment_stays_the_registrys(gateway,
     page = httpx.get(gateway.url("/api/agents/team/a2a"), headers=bearer(token), timeout=10)
 
     assert (page.status_code, page.json()["name"]) == (200, "Team A2A")  # the agent API's, not the gateway's
+
+
+def test_the_agent_gets_the_registrys_credential_for_it_and_never_the_callers(gateway, caller):
+    from agents.models import Agent
+
+    guarded = echo_agent(requires=("X-Api-Key", "k-123"))
+    try:
+        url = guarded.url("/")
+        AgentFactory(
+            path="/echo", url=url, preferred_transport="JSONRPC", protocol_version="1.0", is_enabled=True
+        )
+        token = caller(EVERYTHING)
+        message = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
+        refused = post(gateway.port, "/echo/a2a", message, {**bearer(token), **V1})
+        Agent.objects.filter(path="/echo").update(headers={"X-Api-Key": "k-123"})
+
+        task = run(gateway.url("/echo/a2a"), token, lambda client: send(client, "hello"))
+    finally:
+        guarded.stop()
+
+    assert refused[0] == 401, refused  # the agent's own answer: the registry had no credential for it yet
+    assert task.artifacts[0].parts[0].text == "echo: hello"
+    assert {seen.get(b"x-api-key") for seen in guarded.guard.seen[1:]} == {b"k-123"}
+    assert not any(b"authorization" in seen for seen in guarded.guard.seen)

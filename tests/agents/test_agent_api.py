@@ -540,6 +540,10 @@ def test_get_returns_the_full_card(client, tokens, olivia):
         "owner": "olivia",
         "registered_at": agent.registered_at.isoformat().replace("+00:00", "Z"),
         "updated_at": agent.updated_at.isoformat().replace("+00:00", "Z"),
+        "signed": False,
+        "health_status": "disabled",
+        "health_detail": "",
+        "last_checked_at": None,
     }
 
 

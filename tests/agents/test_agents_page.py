@@ -23,11 +23,26 @@ def test_the_page_lists_the_agents_the_caller_sees_with_their_skills(analyst, re
     response = analyst.get("/agents")
 
     assert response.status_code == 200
-    rows = re.findall(r'<tr class="agent-row[^"]*" id="agent([^"]+)" data-path="\1">', page(response))
+    row = r'<tr class="agent-row[^"]*" id="agent([^"]+)" data-path="\1" data-health-key="\1/a2a">'
+    rows = re.findall(row, page(response))
     assert rows == ["/currency-agent", "/poet"]  # the private agent is not the analyst's
     assert "<li>summarize</li>" in page(response)
     assert 'aria-label="Disable Poet"' in page(response)
     assert 'aria-label="Disable Currency Agent"' not in page(response)  # no toggle_agent there
+
+
+def test_each_row_shows_the_agents_health_and_whether_its_card_is_signed(analyst, registry):  # noqa: F811
+    Agent.objects.filter(path="/poet").update(health_status="unhealthy", health_detail="connection refused")
+    Agent.objects.filter(path="/currency-agent").update(signed_card={"name": "Currency Agent"})
+
+    html = page(analyst.get("/agents"))
+    poet = html[html.index('id="agent/poet"') :]
+    currency = html[html.index('id="agent/currency-agent"') : html.index('id="agent/poet"')]
+
+    assert '<span class="badge status-unhealthy" data-health-status="unhealthy">Unhealthy</span>' in poet
+    assert '<div class="health-detail small" data-health-detail>connection refused</div>' in poet
+    assert "data-signed-card" in currency and "data-signed-card" not in poet
+    assert 'data-health-socket="/api/health/ws/health_status" data-health-kind="agent"' in html
 
 
 def test_the_toggle_button_enables_and_disables(analyst, registry):  # noqa: F811

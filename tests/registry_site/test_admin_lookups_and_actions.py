@@ -108,7 +108,9 @@ def test_no_model_of_the_console_lets_a_secret_be_filtered_searched_or_sorted(ad
             assert not model_admin.lookup_allowed(f"{name}__startswith", "a", request)
             assert not model_admin.lookup_allowed(name, "a", request)
             checked += 1
-    assert checked == 6  # servers' headers, upstreams' auth header, credential and metrics key hashes, users'
+    assert (
+        checked == 7
+    )  # servers' and agents' headers, upstreams' auth header, credential and metrics key hashes, users'
     # upstream credentials, the registry's client secrets at upstream authorization servers
 
 

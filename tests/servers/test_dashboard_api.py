@@ -260,9 +260,9 @@ def test_enabling_queues_a_health_check_and_disabling_does_not(
     assert [sorted(names) for names in named] == [
         # the route, listings and virtual servers' caches are invalidated again on commit (servers/cache.py,
         # virtual_servers/cache.py: a disabled server is no virtual server's member meanwhile)
-        ["EpochCache._bump_now"] * 3 + ["health_changed.<locals>.<lambda>"],
+        ["EpochCache._bump_now"] * 3 + ["entry_changed.<locals>.<lambda>"],
         ["EpochCache._bump_now"] * 3
-        + ["health_changed.<locals>.<lambda>", "server_refresh.<locals>.<lambda>"],
+        + ["entry_changed.<locals>.<lambda>", "server_refresh.<locals>.<lambda>"],
     ]
 
 
