@@ -4,11 +4,13 @@ the plain `{path}` (paths ending in /toggle, and /register and /discover, are re
 
 from django.urls import path
 
-from agents.api import views
+from agents.api import health, views
 
 app_name = "agents-api"
 
 urlpatterns = [
+    # The health websockets' snapshot over HTTP (servers and agents; the websockets: agents/routing.py).
+    path("api/health/ws/health_status", health.HealthSnapshotView.as_view(), name="health-snapshot"),
     path("api/agents", views.AgentListView.as_view(), name="list"),
     path("api/agents/register", views.AgentRegisterView.as_view(), name="register"),
     path("api/agents/discover", views.AgentDiscoverView.as_view(), name="discover"),

@@ -39,7 +39,6 @@ urlpatterns = [
     ),
     path("api/internal/list-groups", internal.InternalListGroupsView.as_view(), name="internal-list-groups"),
     # Health.
-    path("api/health/ws/health_status", health.HealthSnapshotView.as_view(), name="health-snapshot"),
     path("api/health/ws/stats", health.WebsocketStatsView.as_view(), name="health-ws-stats"),
     # Discovery.
     path(".well-known/mcp-servers", discovery.well_known_mcp_servers, name="discovery"),

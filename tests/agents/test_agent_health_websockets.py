@@ -129,3 +129,15 @@ def test_a_deleted_agent_is_null_to_the_session_that_saw_it(agents):
         await owner.disconnect()
 
     run(scenario)
+
+
+def test_the_http_snapshot_carries_the_agents_each_caller_may_see(agents, client):
+    anyone = client.get("/api/health/ws/health_status").json()
+    client.force_login(agents["owner"])
+    owner = client.get("/api/health/ws/health_status").json()
+
+    assert {key: value for key, value in anyone.items() if key.endswith("/a2a")} == {
+        "/travel/a2a": public("healthy")
+    }
+    assert sorted(key for key in owner if key.endswith("/a2a")) == ["/off/a2a", "/secret/a2a", "/travel/a2a"]
+    assert owner["/secret/a2a"] == entry("unknown")
