@@ -6,6 +6,8 @@ import random
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -27,15 +29,23 @@ def _ephemeral_low() -> int:
         return 32768
 
 
+# Ports handed out by `unused_port`, one file each, so no other test (another xdist worker, another run)
+# is handed the same port while the child that will bind it starts (migrations can take seconds).
+PORT_RESERVATIONS = Path(tempfile.gettempdir()) / f"registry-test-ports-{os.getuid()}"
+PORT_RESERVATION_SECONDS = 900
+
+
 def unused_port(taken: frozenset[int] = frozenset()) -> int:
-    """A loopback port nothing listens on, for a child process to bind later. It is chosen below the
-    kernel's ephemeral range: a port `bind(0)` hands out is one the kernel may also give an outgoing
-    connection (a child's client of PostgreSQL or Redis) before the child binds it, which made a test
-    fail with "Address already in use"."""
+    """A loopback port nothing listens on and no other test was handed lately, for a child process to
+    bind later. It is chosen below the kernel's ephemeral range: a port `bind(0)` hands out is one the
+    kernel may also give an outgoing connection (a child's client of PostgreSQL or Redis) before the child
+    binds it, which made a test fail with "Address already in use"; and it is reserved: two workers that
+    drew the same free port both bound it later, and one child failed the same way."""
     low = min(_ephemeral_low(), 65536)
+    PORT_RESERVATIONS.mkdir(exist_ok=True)
     for _ in range(1000):
         port = random.randrange(20000, low) if low > 20100 else random.randrange(low - 1000, low)
-        if port in taken:
+        if port in taken or not _reserved(port):
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
@@ -44,6 +54,23 @@ def unused_port(taken: frozenset[int] = frozenset()) -> int:
                 continue
             return port
     raise AssertionError("no free loopback port below the ephemeral range")
+
+
+def _reserved(port: int) -> bool:
+    """Reserve `port` for this test; False when another test holds a reservation younger than
+    PORT_RESERVATION_SECONDS (an older one is stale and taken over)."""
+    path = PORT_RESERVATIONS / str(port)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        try:
+            if time.time() - path.stat().st_mtime < PORT_RESERVATION_SECONDS:
+                return False
+            os.utime(path)  # stale: a later contender sees it fresh again
+            return True
+        except FileNotFoundError:
+            return False
 
 
 @pytest.fixture
