@@ -7,7 +7,7 @@ admin changes what existing sessions and tokens may do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
@@ -17,6 +17,7 @@ from django.db.models import Prefetch
 from accounts.choices import ADMIN_GROUP, PUBLIC_GROUP, AuthMethod, UiPermission
 from accounts.models import IdpGroupMapping, Scope, User
 from accounts.reach import Reach
+from core.tool_trust import ToolTrust
 from core.validators import normalize_path
 
 ALL = "all"
@@ -88,6 +89,8 @@ class Principal:
     publish_names: tuple[str, ...] = ()  # server.json name patterns (accounts/scope_rules.py)
     reach: Reach | None = None  # what the presented credential is narrowed to (accounts/reach.py)
     viewed_by: str = ""  # the administrator viewing the console as this user, read only (accounts/view_as.py)
+    # Server path -> the tools operators withhold from everyone (core/tool_trust.py); the gateway sets it.
+    trust: Mapping[str, ToolTrust] = field(default_factory=dict)
 
     @property
     def is_authenticated(self) -> bool:
@@ -124,11 +127,23 @@ class Principal:
         return self.is_admin or ALL in self.ui.get(str(permission), frozenset())
 
     def allows_mcp(self, server_path: str, method: str, tool: str | None = None) -> bool:
-        """May this caller send MCP `method` (for tools/call: to `tool`) to the server at `server_path`?"""
+        """May this caller send MCP `method` (for tools/call: to `tool`) to the server at `server_path`?
+        A tool an operator withholds (`trust`) is refused to everyone, administrators included."""
+        if self.trust and self.tool_refusal(server_path, tool) is not None:
+            return False
         if self.is_admin:
             return True
         path = normalize_path(server_path)
         return any(rule.matches(path, method, tool) for rule in self.server_rules)
+
+    def tool_refusal(self, server_path: str, tool: str | None) -> str | None:
+        """Why `tool` of the server at `server_path` is withheld from everyone, or None."""
+        trust = self.trust.get(server_path) if tool is not None else None
+        return None if trust is None else trust.refusal(tool)
+
+    def with_trust(self, trust: Mapping[str, ToolTrust]) -> Principal:
+        """This principal, knowing what operators withhold (the same object when nothing is)."""
+        return replace(self, trust=trust) if trust else self
 
     def shown_tools(self, server_path: str) -> frozenset[str] | None:
         """The tools of the server at `server_path` this caller is shown, None for all of them: the rule

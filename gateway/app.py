@@ -41,7 +41,7 @@ from gateway import (
     virtual_sse,
 )
 from gateway.sign_in import SignInRefused
-from servers.cache import ROUTES
+from servers.cache import ROUTES, TRUST
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.cache import VIRTUALS
 
@@ -96,7 +96,7 @@ class Gateway(front.Front):
         if problem := headers.origin_problem(scope):
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = headers.first(scope, b"authorization")
-        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS)
+        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST)
         route = routing.cached_route(bearer_of(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(

@@ -120,6 +120,8 @@ def denial(principal: Principal, server_path: str, message: Message) -> str:
         return "tools/call needs params.name, the tool to call."
     if message.kind == "invalid":
         return "A JSON-RPC message needs a string method, or an id and one of result or error."
+    if message.method == TOOLS_CALL and (withheld := principal.tool_refusal(server_path, message.tool)):
+        return withheld
     target = f"tool '{message.tool}'" if message.method == TOOLS_CALL else f"'{message.method}'"
     return f"Access denied: '{principal.username}' may not call {target} on server '{server_path}'."
 

@@ -1,7 +1,8 @@
 """What the gateway does with the messages of a request and its answer: every message of a POST (a batch
 included) judged by the one rule (`gateway/jsonrpc.allowed`); a denied request answered by the gateway
 with a JSON-RPC error and never forwarded; and every tool list in an answer cut to the tools the caller
-may call, whatever carries it (a JSON answer, a POST's event stream, a GET stream, a resumption)."""
+may call and an operator approved as they are shown (pinned tools), whatever carries it (a JSON answer, a
+POST's event stream, a GET stream, a resumption)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import json
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
-from gateway import jsonrpc
+from gateway import jsonrpc, pins_seen
+from servers.pins import definition_of, digest_of
 
 
 @dataclass
@@ -98,14 +100,29 @@ def filter_answer(message, principal: Principal, server_path: str):
     result = message.get("result")
     if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
         return message
+    trust = principal.trust.get(server_path)
+    pinned = trust is not None and trust.pinned is not None
     tools = [
         tool
         for tool in result["tools"]
         if isinstance(tool, dict)
         and isinstance(tool.get("name"), str)
+        and (not pinned or _pinned_as_shown(trust, server_path, tool))
         and principal.allows_mcp(server_path, jsonrpc.TOOLS_CALL, tool["name"])
     ]
     return {**message, "result": {**result, "tools": tools}}
+
+
+def _pinned_as_shown(trust, server_path: str, tool: dict) -> bool:
+    """Whether a listed tool is the one an operator approved (servers/pins.py); one that is not (new, or
+    changed since) is left out and reported, to be held as a pending change (gateway/pins_seen.py)."""
+    if tool["name"] in trust.blocked:
+        return False
+    digest = digest_of(definition_of(tool))
+    if trust.admits(tool["name"], digest):
+        return True
+    pins_seen.report(server_path, tool, digest)
+    return False
 
 
 def failed_ids(message) -> set:

@@ -25,6 +25,7 @@ from core.errors import ErrorCode
 from gateway import jsonrpc
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
+from servers.trust import tool_trusts, tool_trusts_cached
 from virtual_servers.selectors import VirtualTarget, virtual_for_gateway, virtual_for_gateway_cached
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
@@ -66,7 +67,7 @@ def _route(server: Server | None, principal: Principal, candidates: tuple[str, .
 
 def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
     """The route from the per-process caches alone (no database), or None when any misses. `epochs`:
-    the principals', the routes' and the virtual servers' (gateway/app.py)."""
+    the principals', the routes', the virtual servers' and the tool blocks' (gateway/app.py)."""
     if token is None:
         return None
     server = server_for_gateway_cached(candidates, epochs[1])
@@ -77,8 +78,20 @@ def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Rout
         virtual = virtual_for_gateway_cached(candidates, epochs[2])
         if virtual is MISSING or virtual is None:
             return None
-    principal = cached_principal(token, epochs[0])
-    return None if principal is None else _route(server, principal, candidates, virtual)
+    principal, trusts = (
+        cached_principal(token, epochs[0]),
+        tool_trusts_cached(_paths(server, virtual), epochs[3]),
+    )
+    if principal is None or trusts is MISSING:
+        return None
+    return _route(server, principal.with_trust(trusts), candidates, virtual)
+
+
+def _paths(server: Server | None, virtual: VirtualTarget | None) -> list[str]:
+    """The servers whose tools a request may reach: the route's, or the virtual server's members'."""
+    if server is not None:
+        return [server.path]
+    return [member.server.path for member in virtual.members] if virtual is not None else []
 
 
 def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs) -> Route:
@@ -94,7 +107,10 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
             pass
         else:
             raise NotOurs
-    return _route(server, caller(authorization, cookie, epochs[0]), candidates, virtual)
+    principal = caller(authorization, cookie, epochs[0]).with_trust(
+        tool_trusts(_paths(server, virtual), epochs[3])
+    )
+    return _route(server, principal, candidates, virtual)
 
 
 def caller(authorization: str, cookie: str, epoch) -> Principal:

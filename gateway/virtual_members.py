@@ -27,7 +27,7 @@ _OPENING: dict[tuple, asyncio.Lock] = {}  # (virtual path, session, member key) 
 @dataclass
 class Caller:
     """A caller in one virtual session: who, the cache epochs of the request (principals', routes',
-    virtual servers': gateway/app.py), and the session's record."""
+    virtual servers', tool blocks': gateway/app.py), and the session's record."""
 
     principal: object
     epochs: tuple

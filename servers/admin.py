@@ -3,12 +3,15 @@
 import json
 
 from django.contrib import admin
-from django.utils.html import format_html
+from django.core.exceptions import PermissionDenied
+from django.utils.html import format_html, format_html_join
 
 from accounts.choices import UiPermission
 from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import policies, services
-from servers.models import HealthTransition, Server, Tool
+from servers.choices import ToolChangeStatus
+from servers.models import HealthTransition, Server, Tool, ToolBlock, ToolChange
+from servers.pins import field_diff
 
 
 class ToolInline(admin.TabularInline):
@@ -71,7 +74,7 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
         "last_checked_at",
         "updated_at",
     )
-    list_filter = ("is_enabled", "health_status", "auth_type", "is_python")
+    list_filter = ("is_enabled", "health_status", "auth_type", "is_python", "approve_tool_changes")
     search_fields = ("path", "name", "description", "proxy_pass_url")
     list_select_related = ("registered_by",)
     list_per_page = 50
@@ -82,6 +85,8 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
         "health_detail",
         "last_checked_at",
         "outbound_header_names",
+        "tools_pinned_at",
+        "tool_set_digest",
         "registered_by",
         "created_at",
         "updated_at",
@@ -154,6 +159,111 @@ class ToolAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     @admin.display(description="description")
     def short_description(self, obj: Tool) -> str:
         return obj.description[:120]
+
+
+@admin.register(ToolBlock)
+class ToolBlockAdmin(SeenServersAdmin, ServiceModelAdmin):
+    """Tools an operator blocked: adding one blocks it (hidden and refused for everyone, at once), deleting
+    one unblocks it. Who may is who may change the server (servers/policies.py)."""
+
+    editable_fields = ("server", "name", "reason")
+    list_display = ("name", "server", "reason", "blocked_by", "blocked_at")
+    search_fields = ("name", "server__path", "reason")
+    list_select_related = ("server", "blocked_by")
+    list_per_page = 100
+    fields = ("server", "name", "reason", "blocked_by", "blocked_at")
+    readonly_fields = ("blocked_by", "blocked_at")
+    readonly_on_change = ("server", "name", "reason")
+
+    def may_add(self, principal) -> bool:
+        return policies.server_may(principal, UiPermission.MODIFY_SERVICE)
+
+    def may_change(self, principal, obj) -> bool:
+        return False  # a block is lifted and made again, never edited
+
+    def may_delete(self, principal, obj) -> bool:
+        return policies.server_may(principal, UiPermission.MODIFY_SERVICE, obj.server if obj else None)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "server":
+            principal = self.principal(request)
+            rows = Server.objects.only("pk", "path")
+            allowed = [s.pk for s in rows if policies.server_may(principal, UiPermission.MODIFY_SERVICE, s)]
+            kwargs["queryset"] = Server.objects.filter(pk__in=allowed)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def service_create(self, request, obj, fields):
+        if not policies.server_may(self.principal(request), UiPermission.MODIFY_SERVICE, obj.server):
+            raise PermissionDenied
+        return services.tool_block(actor=request.user, server=obj.server, name=obj.name, reason=obj.reason)
+
+    def service_delete(self, request, instance):
+        services.tool_unblock(actor=request.user, block=instance)
+
+
+def diff_table(change: ToolChange) -> str:
+    """The pinned fields a change touches, old beside new, each JSON value as it is (servers/pins.py)."""
+    rows = format_html_join(
+        "",
+        '<tr><th scope="row">{}</th><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>',
+        (
+            (name, _shown(old), _shown(new))
+            for name, old, new in field_diff(change.old_definition, change.new_definition)
+        ),
+    )
+    head = format_html(
+        '<tr><th scope="col">field</th><th scope="col">approved</th><th scope="col">now</th></tr>'
+    )
+    return format_html('<table class="tool-diff">{}{}</table>', head, rows)
+
+
+def _shown(value) -> str:
+    return "(absent)" if value is None else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@admin.register(ToolChange)
+class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
+    """Changes of servers' tools since they were approved (servers/services/pins.py): each pending one is
+    held until approved (pinned) or blocked, by those who may change its server."""
+
+    list_display = ("name", "server", "kind", "status", "seen_in", "found_at", "decided_by")
+    list_filter = ("status", "kind", "seen_in")
+    search_fields = ("name", "server__path")
+    list_select_related = ("server", "decided_by")
+    list_per_page = 100
+    ordering = ("-found_at", "-id")
+    fields = ("server", "name", "kind", "status", "seen_in", "diff", "new_digest", "found_at", "decided_by")
+    readonly_fields = fields
+    actions = ["approve_selected", "block_selected"]
+
+    def has_approve_permission(self, request, obj=None) -> bool:
+        return policies.server_may(self.principal(request), UiPermission.MODIFY_SERVICE)
+
+    @admin.display(description="what changed")
+    def diff(self, obj: ToolChange) -> str:
+        return diff_table(obj)
+
+    def _decidable(self, request, queryset):
+        principal = self.principal(request)
+        return [
+            change
+            for change in queryset.filter(status=ToolChangeStatus.PENDING).select_related("server")
+            if policies.server_may(principal, UiPermission.MODIFY_SERVICE, change.server)
+        ]
+
+    @admin.action(description="Approve selected changes (pin them)", permissions=["approve"])
+    def approve_selected(self, request, queryset):
+        decided = self._decidable(request, queryset)
+        for change in decided:
+            services.tool_change_approve(actor=request.user, change=change)
+        self.message_user(request, f"{len(decided)} change(s) approved.")
+
+    @admin.action(description="Block the tools of the selected changes", permissions=["approve"])
+    def block_selected(self, request, queryset):
+        decided = self._decidable(request, queryset)
+        for change in decided:
+            services.tool_change_block(actor=request.user, change=change)
+        self.message_user(request, f"{len(decided)} tool(s) blocked.")
 
 
 @admin.register(HealthTransition)

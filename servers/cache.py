@@ -26,6 +26,8 @@ HEALTH = EpochCache("server-health", max_entries=1)  # only its epoch is used
 UNLISTED_FIELDS = frozenset({"embedding", "embedding_dirty"})
 HEALTH_FIELDS = frozenset({"last_checked_at", "health_detail", "health_status", "unhealthy_since"})
 LISTING_CHECK_LAG_SECONDS = 2.0
+# What operators withhold of each server's tools (servers/trust.py), by server path.
+TRUST = EpochCache("tool-trust")
 
 
 def _saved(sender, instance, update_fields=None, **kwargs) -> None:

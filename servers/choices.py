@@ -33,6 +33,23 @@ NOT_HEALTHY = (HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
 DETAILED = (*NOT_HEALTHY, HealthStatus.NEEDS_CONNECTION)
 
 
+class ToolChangeKind(models.TextChoices):
+    ADDED = "added", "Added"
+    CHANGED = "changed", "Changed"
+    REMOVED = "removed", "Removed"
+
+
+class ToolChangeStatus(models.TextChoices):
+    PENDING = "pending", "Awaiting approval"
+    APPROVED = "approved", "Approved"
+    BLOCKED = "blocked", "Blocked"
+
+
+class ToolChangeSeenIn(models.TextChoices):
+    DISCOVERY = "discovery", "Tool discovery"
+    GATEWAY = "gateway", "A live tools/list through the gateway"
+
+
 class Transport(models.TextChoices):
     STREAMABLE_HTTP = "streamable-http", "Streamable HTTP"
     SSE = "sse", "Server-sent events"

@@ -38,6 +38,7 @@ from core.metrics_client import emit
 from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
+from servers.pins import definition_of
 from servers.services import server_health_record
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
@@ -151,7 +152,14 @@ async def _list_tools(client: Client) -> list[dict]:
 
 
 def _tool_entry(tool: mcp_types.Tool) -> dict:
-    return {"name": tool.name, "description": tool.description or "", "input_schema": tool.input_schema}
+    """What discovery stores of a tool, and the definition its pin compares (servers/pins.py)."""
+    definition = definition_of(tool.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "input_schema": tool.input_schema,
+        "definition": definition,
+    }
 
 
 async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: float) -> CheckResult:

@@ -7,7 +7,16 @@ from pgvector.django import HnswIndex, VectorField
 
 from core.embeddings import EMBEDDING_DIMENSIONS
 from core.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
-from servers.choices import USER_CREDENTIAL_MODES, AuthType, HealthStatus, Transport, UpstreamAuth
+from servers.choices import (
+    USER_CREDENTIAL_MODES,
+    AuthType,
+    HealthStatus,
+    ToolChangeKind,
+    ToolChangeSeenIn,
+    ToolChangeStatus,
+    Transport,
+    UpstreamAuth,
+)
 from servers.querysets import ServerQuerySet, ToolQuerySet
 from servers.upstream_auth import mode_problems
 
@@ -53,6 +62,14 @@ class Server(models.Model):
         max_length=300, blank=True, help_text='for each user\'s secret, e.g. "Authorization: Bearer {secret}"'
     )
     version = models.CharField(max_length=100, default="1.0.0")
+    # Pinned tools (servers/services/pins.py): when the tools were first pinned (null: not yet, so the
+    # next discovery pins what it finds), the digest of the pinned set, and whether changes are pinned
+    # without an operator (audited all the same).
+    tools_pinned_at = models.DateTimeField(null=True, blank=True)
+    tool_set_digest = models.CharField(max_length=64, blank=True)
+    approve_tool_changes = models.BooleanField(
+        default=False, help_text="trusted server: changes to its tools are approved automatically (audited)"
+    )
     registered_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -122,6 +139,84 @@ class Tool(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server.path}:{self.name}"
+
+
+class ToolPin(models.Model):
+    """A tool's definition as an operator approved it (servers/pins.py says what it holds): the gateway
+    lets through only tools whose live definition has this digest."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_pins")
+    name = models.CharField(max_length=200)
+    definition = models.JSONField()
+    digest = models.CharField(max_length=64)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    approved_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["server_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_pin_unique_per_server")]
+
+    def __str__(self) -> str:
+        return f"{self.server.path}:{self.name}"
+
+
+class ToolChange(models.Model):
+    """What a server offers that differs from its pins, found by tool discovery or seen in a live list
+    through the gateway; a new or changed tool is held until an operator approves or blocks it."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_changes")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=ToolChangeKind.choices)
+    old_definition = models.JSONField(null=True, blank=True)
+    new_definition = models.JSONField(null=True, blank=True)
+    new_digest = models.CharField(max_length=64, blank=True)
+    seen_in = models.CharField(max_length=16, choices=ToolChangeSeenIn.choices)
+    status = models.CharField(
+        max_length=16, choices=ToolChangeStatus.choices, default=ToolChangeStatus.PENDING, db_index=True
+    )
+    found_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["server_id", "name", "-found_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["server", "name", "new_digest"],
+                condition=models.Q(status=ToolChangeStatus.PENDING),
+                name="tool_change_pending_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server.path}:{self.name} ({self.kind})"
+
+
+class ToolBlock(models.Model):
+    """A tool of a server an operator blocked: hidden from every list and refused on every call, for
+    every caller, until unblocked (servers/services/tool_blocks.py). Named, not tied to a Tool row, so
+    it holds whatever the server lists next."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_blocks")
+    name = models.CharField(max_length=200)
+    reason = models.CharField(max_length=500, blank=True)
+    blocked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    blocked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["server_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "name"], name="tool_block_unique_per_server")
         ]
 
     def __str__(self) -> str:

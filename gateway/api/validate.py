@@ -28,6 +28,7 @@ from gateway import jsonrpc, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
 from servers.selectors import server_for_gateway
+from servers.trust import tool_trusts
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
 
@@ -162,6 +163,9 @@ class ValidateView(APIView):
         except routing.Refusal as refusal:
             raise ApiError(refusal.status, refusal.code, refusal.detail, BEARER_CHALLENGE) from None
         server_name = server_path.lstrip("/")
+        principal = principal.with_trust(
+            tool_trusts([server_path])
+        )  # what operators withhold, as at the gateway
         messages = _messages(request)
         for message in messages:
             if message.kind == "invalid":

@@ -49,7 +49,7 @@ def server_health_record(*, server: Server, result: CheckResult) -> bool:
             fields += ["health_status", "unhealthy_since"]
         tools_changed = False
         if result.status not in NOT_HEALTHY and result.tools is not None:
-            tools_changed = tools_store(row, result.tools)
+            tools_changed = tools_store(row, result.tools, discovered=True)
             if tools_changed:
                 fields += ["num_tools", "updated_at"]
         row.save(update_fields=fields)

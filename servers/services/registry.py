@@ -1,7 +1,6 @@
 """Writes for servers. Every surface (JSON APIs, dashboard, internal API, admin) calls these, so they
 validate, audit and behave the same everywhere."""
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
@@ -18,9 +17,6 @@ from servers.services.tools import tools_store
 from servers.upstream_auth import mode_settled, origin_of
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
-# Queued by name: the tasks module calls these services, so it is not imported here.
-CHECK_TASK = "servers.check_server_task"
-SWEEP_TASK = "servers.sweep_health_task"
 
 EDITABLE_FIELDS = (
     "name",
@@ -38,6 +34,7 @@ EDITABLE_FIELDS = (
     "upstream_auth",
     "user_secret_header",
     "version",
+    "approve_tool_changes",
 )
 WRITE_ONLY_FIELDS = {"headers"}  # outbound credentials: set, never shown
 
@@ -183,18 +180,3 @@ def server_delete(*, actor, server: Server) -> list[str]:
         health_removed(path)
         audit_event_record(actor=actor, action=AuditAction.SERVER_DELETE, target=target)
         return server_grants_forget(actor=actor, server_path=path)
-
-
-def server_refresh(*, server: Server) -> None:
-    """Queue an immediate health check and tool discovery of `server` (after the transaction commits).
-
-    Disabled servers are not checked. The check runs on a worker; callers answer with the current status."""
-    if server.is_enabled:
-        transaction.on_commit(lambda: current_app.send_task(CHECK_TASK, args=(server.pk,)))
-
-
-def servers_refresh() -> None:
-    """Queue a health check of every enabled server: one sweep task that fans the checks out on a worker,
-    so the caller answers at once however many servers there are (10,000 checks queued one by one
-    took a request 30–75 s)."""
-    transaction.on_commit(lambda: current_app.send_task(SWEEP_TASK))

@@ -4,18 +4,26 @@ import logging
 
 from servers.models import Server, Tool
 from servers.services.embeddings import server_embedding_refresh
+from servers.services.pins import tools_pin
 
 logger = logging.getLogger(__name__)
 
 TOOL_NAME_MAX_LENGTH = Tool._meta.get_field("name").max_length
 
 
-def tools_store(server: Server, tools: list[dict]) -> bool:
-    """Make the server's Tool rows exactly `tools` ({name, description, input_schema}) and set
-    `num_tools` on the instance; returns whether anything changed (the caller saves the server).
+def tools_store(server: Server, tools: list[dict], *, discovered: bool = False) -> bool:
+    """Make the server's Tool rows exactly `tools` ({name, description, input_schema, definition?}) but
+    the tools an operator blocked (servers/services/tool_blocks.py) and those held until an operator
+    approves them (servers/services/pins.py; `discovered`: the list is what the server answered, not
+    what an operator gave), and set `num_tools` on the instance; returns
+    whether anything changed (the caller saves the server).
 
     An unchanged list (the usual case, every sweep) writes no Tool rows, so their ids stay stable."""
-    wanted = _tool_fields(server, tools)
+    blocked = set(server.tool_blocks.values_list("name", flat=True))
+    wanted = {name: fields for name, fields in _tool_fields(server, tools).items() if name not in blocked}
+    if discovered:
+        offered = tools_pin(server, tools)
+        wanted = {name: fields for name, fields in wanted.items() if name in offered}
     replaced = _tools_replace_if_changed(server, wanted)
     if replaced:  # new Tool rows start dirty; the server's text names its tools, so it is dirty too
         Server.objects.filter(pk=server.pk).update(embedding_dirty=True)

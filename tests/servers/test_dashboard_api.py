@@ -353,6 +353,7 @@ def test_register_creates_a_disabled_server(as_operator, operator, url):
             "upstream_auth": "none",
             "user_secret_header": "",
             "version": "1.0.0",
+            "approve_tool_changes": False,
         },
     }
     server = Server.objects.get(path="/newserver")
@@ -451,6 +452,7 @@ def test_details_show_everything_but_headers_with_the_tools(as_operator, weather
         "upstream_auth": "shared_headers",
         "user_secret_header": "",
         "version": "1.0.0",
+        "approve_tool_changes": False,
         "tools": [{"name": "forecast", "description": "Forecast", "inputSchema": {"type": "object"}}],
     }
     assert "upstream-secret" not in response.content.decode()

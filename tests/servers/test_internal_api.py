@@ -222,6 +222,7 @@ def test_register_by_form_creates_an_enabled_server_and_queues_its_health_check(
             "upstream_auth": "shared_headers",
             "user_secret_header": "",
             "version": "1.0.0",
+            "approve_tool_changes": False,
         },
     }
     assert "upstream-secret" not in response.content.decode()

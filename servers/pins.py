@@ -1,0 +1,35 @@
+"""What a pin holds of a tool: the parts of its definition that reach a model (name, title, description,
+input and output schemas, annotations), as MCP's `tools/list` spells them, and their digest. The same
+functions serve tool discovery (servers/services/pins.py), the gateway's look at live lists
+(gateway/messages.py) and the console's diff, so a tool is "the same" by one rule everywhere."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+PINNED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+
+
+def definition_of(tool: Mapping) -> dict:
+    """The pinned parts of a `tools/list` entry (absent and null fields left out, so both read alike)."""
+    return {name: tool[name] for name in PINNED_FIELDS if tool.get(name) is not None}
+
+
+def digest_of(definition: Mapping) -> str:
+    """sha256 of the definition's canonical JSON (keys sorted, no spaces, UTF-8): equal definitions have
+    equal digests whatever order their keys came in."""
+    canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def set_digest(digests: Mapping[str, str]) -> str:
+    """The digest of a whole tool set, from each tool's: an addition, removal or rename changes it."""
+    return digest_of(sorted(digests.items()))
+
+
+def field_diff(old: Mapping | None, new: Mapping | None) -> list[tuple[str, object, object]]:
+    """(field, old value, new value) of every pinned field that differs; None stands for absent."""
+    old, new = old or {}, new or {}
+    return [(name, old.get(name), new.get(name)) for name in PINNED_FIELDS if old.get(name) != new.get(name)]
