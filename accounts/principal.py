@@ -136,10 +136,11 @@ class Principal:
         path = normalize_path(server_path)
         return any(rule.matches(path, method, tool) for rule in self.server_rules)
 
-    def tool_refusal(self, server_path: str, tool: str | None) -> str | None:
-        """Why `tool` of the server at `server_path` is withheld from everyone, or None."""
+    def tool_refusal(self, server_path: str, tool: str | None, shown_as: str | None = None) -> str | None:
+        """Why `tool` of the server at `server_path` is withheld from everyone (naming it `shown_as`, when
+        the caller knows it by another name), or None."""
         trust = self.trust.get(server_path) if tool is not None else None
-        return None if trust is None else trust.refusal(tool)
+        return None if trust is None else trust.refusal(tool, shown_as)
 
     def with_trust(self, trust: Mapping[str, ToolTrust]) -> Principal:
         """This principal, knowing what operators withhold (the same object when nothing is)."""

@@ -26,17 +26,19 @@ class ToolTrust:
     pinned: Mapping[str, str] | None = None
     held: frozenset[str] = frozenset()
 
-    def refusal(self, tool: str | None) -> str | None:
-        """Why a call of `tool` is refused to everyone, in the words the caller sees; None when it is not."""
+    def refusal(self, tool: str | None, shown_as: str | None = None) -> str | None:
+        """Why a call of `tool` is refused to everyone, in the words the caller sees (naming the tool as
+        the caller knows it, `shown_as`: a virtual server's alias); None when it is not."""
         if tool is None:
             return None
+        name = shown_as or tool
         if tool in self.blocked:
             reason = self.blocked[tool].rstrip()
             if reason and reason[-1] not in ".!?":
                 reason += "."
-            return f"Tool '{tool}' is blocked by an operator" + (f": {reason}" if reason else ".")
+            return f"Tool '{name}' is blocked by an operator" + (f": {reason}" if reason else ".")
         if self.pinned is not None and (tool not in self.pinned or tool in self.held):
-            return AWAITS_APPROVAL.format(tool)
+            return AWAITS_APPROVAL.format(name)
         return None
 
     def admits(self, name: str, digest: str) -> bool:

@@ -137,8 +137,8 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         if "error" in found:
             return found, None
         member, routed = found["member"], found["message"]
-        if not jsonrpc.allowed(caller.principal, member.server.path, jsonrpc.read(routed)[1][0]):
-            return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, _backing_denial(caller, member)), None
+        if denial := _member_denial(caller.principal, member, message, routed):
+            return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denial), None
         try:
             return await virtual_members.ask(caller, member, routed), None
         except MemberFailed as failed:
@@ -287,8 +287,17 @@ def _tool_behind(virtual, caller: Caller, name: str):
     return virtual.tools_by_name.get(name)
 
 
-def _backing_denial(caller: Caller, member) -> str:
-    return f"Access denied: '{caller.principal.username}' may not do this on server '{member.server.path}'."
+def _member_denial(principal, member, message: dict, routed: dict) -> str | None:
+    """Why the member's own server refuses a routed request, or None: a tool operators withhold is named
+    as the client knows it (its alias), anything else the caller may not do there is said plainly."""
+    backing = jsonrpc.read(routed)[1][0]
+    if jsonrpc.allowed(principal, member.server.path, backing):
+        return None
+    shown_as = (message.get("params") or {}).get("name") if backing.method == jsonrpc.TOOLS_CALL else None
+    withheld = principal.tool_refusal(member.server.path, backing.tool, shown_as)
+    return (
+        withheld or f"Access denied: '{principal.username}' may not do this on server '{member.server.path}'."
+    )
 
 
 async def _stream(scope, receive, send, route: Route, caller: Caller, checked, message: dict) -> None:
@@ -300,8 +309,10 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
     member, routed = found["member"], found["message"]
     member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
     if member_checked.denied:
-        denied = jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, _backing_denial(caller, member))
-        return await forwarding.json_answer(send, 200, denied)
+        denial = _member_denial(principal, member, message, routed)
+        return await forwarding.json_answer(
+            send, 200, jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, denial)
+        )
     try:
         headers = await virtual_members.credential(member, principal, caller.epoch)
         opened = await virtual_members.member_session(caller, member, headers)

@@ -220,3 +220,39 @@ def test_the_console_shows_the_diff_and_approves_for_those_who_may_change_the_se
     assert "Echo the text back." in page and "id_rsa" in page
     assert still_pending == "pending"
     assert ToolChange.objects.get(pk=change.pk).status == "approved"
+
+
+def test_a_held_tool_is_held_behind_a_virtual_server_too_under_its_alias(
+    gateway, shifty, pinned, member, scope_factory, token_for
+):
+    from virtual_servers.services import virtual_server_create
+
+    virtual_server_create(
+        actor=None,
+        path="/bundle",
+        definition={
+            "name": "Bundle",
+            "description": "A curated bundle.",
+            "members": [{"server": "/shifty", "tool_settings": {"echo": {"alias": "say"}}}],
+        },
+    )
+    scope_factory(
+        "everything", group="everyone", server_rules=[{"server": "*", "methods": ["*"], "tools": ["*"]}]
+    )
+    token = token_for(member("vic", "everyone"))
+    mutate_description(shifty.tools)
+    check_and_record(pinned.pk)
+
+    async def work(client):
+        listed = sorted(t.name for t in (await client.list_tools()).tools)
+        try:
+            answer = (await client.call_tool("say", {"text": "hi"})).content[0].text
+        except MCPError as refused:
+            answer = refused.error.message
+        return listed, answer
+
+    listed, answer = run(gateway.url("/bundle/mcp"), token, work, client_info=LIVE_CLIENT)
+
+    assert listed == ["add", "delete_file"]
+    assert answer == AWAITS_APPROVAL.format("say")
+    assert shifty.calls == []
