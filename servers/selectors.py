@@ -3,14 +3,14 @@
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from django.db.models import F, Func, Prefetch, Q, TextField, Value
+from django.db.models import Count, F, Func, Prefetch, Q, TextField, Value
 from django.db.models.functions import Collate, Concat, Replace, Substr
 
 from core.epochs import MISSING
 from servers.cache import ROUTES
-from servers.choices import NOT_HEALTHY
+from servers.choices import NOT_HEALTHY, ToolChangeStatus
 from servers.live.entries import health_entry, public_entry
-from servers.models import Server, Tool
+from servers.models import Server, Tool, ToolChange
 from servers.naming import name_prefix
 from servers.policies import shown_counts, shown_with_tools, tool_counts
 from servers.search_index import trigram_prefilter
@@ -190,3 +190,16 @@ def server_origins() -> dict[str, list[Server]]:
         parts = urlsplit(server.proxy_pass_url)
         origins.setdefault(f"{parts.scheme}://{parts.netloc}".lower(), []).append(server)
     return origins
+
+
+def pending_tool_changes(server_ids: list[int]) -> dict[int, int]:
+    """{server id: number of tool changes awaiting approval} of the given servers that have any (one
+    query, for the dashboard's marks)."""
+    if not server_ids:
+        return {}
+    rows = (
+        ToolChange.objects.filter(server_id__in=server_ids, status=ToolChangeStatus.PENDING)
+        .values("server_id")
+        .annotate(count=Count("id"))
+    )
+    return {row["server_id"]: row["count"] for row in rows}

@@ -36,7 +36,7 @@ from servers.clients import client_config, gateway_base_url, gateway_transport
 from servers.models import Server
 from servers.policies import server_visible
 from servers.recheck import next_check_at
-from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, status_rows
+from servers.selectors import IN_STATE, LIST_LIMIT, dashboard_servers, pending_tool_changes, status_rows
 from servers.services import server_update
 
 EDIT_FIELDS = (
@@ -104,6 +104,7 @@ class DashboardRow:
     client_config: str  # an MCP host's configuration for it, without a token (hosts that log in themselves)
     shows_detail: bool  # why it is unhealthy, shown on the row
     next_check_at: datetime | None
+    pending_changes: int  # tool changes awaiting approval, for those who may approve them (else 0)
 
 
 # The register and edit forms' transport choices: what the gateway and the health check speak.
@@ -118,6 +119,9 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
     state = state if state in IN_STATE else ""
     servers, counts, truncated = dashboard_servers(principal, query, state)
     base = gateway_base_url(request)
+    pending = pending_tool_changes(
+        [s.pk for s in servers if principal.can(UiPermission.MODIFY_SERVICE, s.path)]
+    )
     rows = [
         DashboardRow(
             server=server,
@@ -129,6 +133,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             client_config=client_config([server], base),
             shows_detail=bool(server.health_detail) and server.health_status in DETAILED,
             next_check_at=next_check_at(server),
+            pending_changes=pending.get(server.pk, 0),
         )
         for server in servers
     ]

@@ -256,3 +256,23 @@ def test_a_held_tool_is_held_behind_a_virtual_server_too_under_its_alias(
     assert listed == ["add", "delete_file"]
     assert answer == AWAITS_APPROVAL.format("say")
     assert shifty.calls == []
+
+
+def test_the_dashboard_marks_pending_changes_for_those_who_may_approve_them(
+    client, shifty, pinned, member, scope_factory
+):
+    scope_factory("ops", group="ops", ui={"list_service": ["shifty"], "modify_service": ["shifty"]})
+    scope_factory("readers", group="readers", ui={"list_service": ["shifty"]})
+    mutate_description(shifty.tools)
+    mutate_annotation(shifty.tools)
+    shifty.tools["exfiltrate"] = types.Tool(name="exfiltrate", input_schema={"type": "object"})
+    check_and_record(pinned.pk)
+
+    client.force_login(member("olga", "ops"))
+    operator_page = client.get("/").content.decode()
+    client.force_login(member("rita", "readers"))
+    reader_page = client.get("/").content.decode()
+
+    link = f"/admin/servers/toolchange/?server__id__exact={pinned.pk}&amp;status__exact=pending"
+    assert f'data-pending-changes href="{link}">2 tool changes await approval</a>' in operator_page
+    assert "data-pending-changes" not in reader_page
