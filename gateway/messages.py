@@ -6,7 +6,9 @@ POST's event stream, a GET stream, a resumption)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
@@ -89,9 +91,10 @@ def check_messages(batch: bool, messages, principal: Principal, server_path: str
     return checked
 
 
-def filter_answer(message, principal: Principal, server_path: str):
+def filter_answer(message, principal: Principal, server_path: str, raw: bytes | None = None):
     """A decoded answer with every tool list cut to the tools the caller may call. Every result that
-    carries `tools` is cut, whichever request it answers: a replayed or foreign answer is never trusted."""
+    carries `tools` is cut, whichever request it answers: a replayed or foreign answer is never trusted.
+    `raw`, the answer's bytes, lets an unchanged list skip the digests of its tools (`_pinned_names`)."""
     if isinstance(message, list):
         filtered = [filter_answer(item, principal, server_path) for item in message]
         return message if all(a is b for a, b in zip(filtered, message, strict=True)) else filtered
@@ -100,17 +103,34 @@ def filter_answer(message, principal: Principal, server_path: str):
     result = message.get("result")
     if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
         return message
-    trust = principal.trust.get(server_path)
-    pinned = trust is not None and trust.pinned is not None
-    tools = [
-        tool
-        for tool in result["tools"]
-        if isinstance(tool, dict)
-        and isinstance(tool.get("name"), str)
-        and (not pinned or _pinned_as_shown(trust, server_path, tool))
-        and principal.allows_mcp(server_path, jsonrpc.TOOLS_CALL, tool["name"])
+    listed = [
+        tool for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)
     ]
+    trust = principal.trust.get(server_path)
+    if trust is not None and trust.pinned is not None:
+        admitted = _pinned_names(trust, server_path, listed, raw)
+        listed = [tool for tool in listed if tool["name"] in admitted]
+    tools = [tool for tool in listed if principal.allows_mcp(server_path, jsonrpc.TOOLS_CALL, tool["name"])]
     return {**message, "result": {**result, "tools": tools}}
+
+
+# (server path, digest of an answer's bytes) -> (the ToolTrust it was checked against, the names it admitted)
+_ADMITTED: OrderedDict[tuple[str, bytes], tuple[object, frozenset[str]]] = OrderedDict()
+ADMITTED_REMEMBERED = 1024
+
+
+def _pinned_names(trust, server_path: str, tools: list[dict], raw: bytes | None) -> frozenset[str]:
+    """The names of `tools` pinned as they are shown. An answer seen before, byte for byte, under the same
+    pins is not digested again: a steady server's lists cost one hash of their bytes."""
+    key = (server_path, hashlib.blake2b(raw, digest_size=16).digest()) if raw is not None else None
+    if key is not None and (seen := _ADMITTED.get(key)) is not None and seen[0] is trust:
+        return seen[1]
+    admitted = frozenset(tool["name"] for tool in tools if _pinned_as_shown(trust, server_path, tool))
+    if key is not None:
+        _ADMITTED[key] = (trust, admitted)
+        if len(_ADMITTED) > ADMITTED_REMEMBERED:
+            _ADMITTED.popitem(last=False)
+    return admitted
 
 
 def _pinned_as_shown(trust, server_path: str, tool: dict) -> bool:
@@ -158,7 +178,7 @@ def merged_json(
     if answer is UNREADABLE:
         raise Unfilterable  # a tool list the gateway cannot read is never passed on unread
     failed = failed_ids(answer)
-    filtered = filter_answer(answer, principal, server_path)
+    filtered = filter_answer(answer, principal, server_path, body)
     if rename is not None:
         filtered = rename(filtered)
     if denied:

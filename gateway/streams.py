@@ -138,7 +138,7 @@ class EventStream:
         self.failed |= messages.failed_ids(message)
         if not self.filtering:
             return event
-        filtered = messages.filter_answer(message, self.principal, self.server_path)
+        filtered = messages.filter_answer(message, self.principal, self.server_path, data)
         if self.rename is not None:
             filtered = self.rename(filtered)
         if filtered is message:
