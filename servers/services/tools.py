@@ -15,8 +15,8 @@ def tools_store(server: Server, tools: list[dict], *, discovered: bool = False) 
     """Make the server's Tool rows exactly `tools` ({name, description, input_schema, definition?}) but
     the tools an operator blocked (servers/services/tool_blocks.py) and those held until an operator
     approves them (servers/services/pins.py; `discovered`: the list is what the server answered, not
-    what an operator gave), and set `num_tools` on the instance; returns
-    whether anything changed (the caller saves the server).
+    what an operator gave), and set `num_tools` on the instance; returns whether anything changed (the
+    caller saves the server).
 
     An unchanged list (the usual case, every sweep) writes no Tool rows, so their ids stay stable."""
     blocked = set(server.tool_blocks.values_list("name", flat=True))
