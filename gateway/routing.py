@@ -67,7 +67,7 @@ def _route(server: Server | None, principal: Principal, candidates: tuple[str, .
 
 def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
     """The route from the per-process caches alone (no database), or None when any misses. `epochs`:
-    the principals', the routes', the virtual servers' and what operators withhold of tools' (gateway/app.py)."""
+    the principals', the routes', the virtual servers' and the withheld tools' (gateway/app.py)."""
     if token is None:
         return None
     server = server_for_gateway_cached(candidates, epochs[1])
