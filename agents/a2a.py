@@ -396,31 +396,6 @@ def _a2a_skill(skill: dict) -> dict:
     return entry
 
 
-SIGNATURE_MAX_LENGTH = 16_384
-BASE64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-# What a register or PUT body carries that is the registry's, not the card's: left out of a signed card.
-REGISTRY_ONLY_FIELDS = ("path", "visibility", "headers", "tags", "license")
-
-
-def read_signature(raw) -> dict:
-    """One JWS signature of a card (A2A `AgentCardSignature`: `protected` and `signature`, base64url, and
-    an optional unprotected `header` object), kept as given."""
-    raw = _object(raw, "signature")
-    for name in ("protected", "signature"):
-        value = _text(raw.get(name), name, max_length=SIGNATURE_MAX_LENGTH, required=True)
-        if not set(value) <= BASE64URL:
-            raise Invalid(f"'{name}' must be base64url (no padding).")
-    if "header" in raw:
-        _object(raw["header"], "'header'")
-    return dict(raw)
-
-
-def signed_card_of(body: Mapping) -> dict:
-    """The card a signed register or PUT body carries, as the agent signed it: the body without the
-    registry's own fields."""
-    return {name: value for name, value in body.items() if name not in REGISTRY_ONLY_FIELDS}
-
-
 def a2a_card(agent: Agent) -> dict:
     """The stored card as an A2A v1.0 AgentCard (JSON, camelCase); a signed card as it was published."""
     if agent.signed_card is not None:

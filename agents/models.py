@@ -8,6 +8,7 @@ from agents.choices import Provider, Visibility
 from agents.querysets import AgentQuerySet
 from core.validators import PATH_MAX_LENGTH, validate_registry_path
 from servers.choices import HealthStatus
+from servers.models import HealthChange
 
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 
@@ -114,15 +115,10 @@ class Agent(models.Model):
         return len(self.skills) if isinstance(self.skills, list) else 0
 
 
-class AgentHealthTransition(models.Model):
-    """One change of an agent's health status (checks, enable and disable), as HealthTransition is for
-    servers."""
+class AgentHealthTransition(HealthChange):
+    """One change of an agent's health status, as HealthTransition is for servers."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="health_transitions")
-    from_status = models.CharField(max_length=32, choices=HealthStatus.choices)
-    to_status = models.CharField(max_length=32, choices=HealthStatus.choices)
-    detail = models.TextField(blank=True)
-    at = models.DateTimeField(db_index=True)
 
     class Meta:
         ordering = ["agent_id", "at", "id"]

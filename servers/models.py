@@ -223,15 +223,23 @@ class ToolBlock(models.Model):
         return f"{self.server.path}:{self.name}"
 
 
-class HealthTransition(models.Model):
-    """One change of a server's health status (checks and enable/disable), so uptime over any period
-    can be computed from the rows."""
+class HealthChange(models.Model):
+    """One change of a health status (checks, enable and disable): what every target's history row holds
+    besides the target (HealthTransition here, agents' AgentHealthTransition)."""
 
-    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="health_transitions")
     from_status = models.CharField(max_length=32, choices=HealthStatus.choices)
     to_status = models.CharField(max_length=32, choices=HealthStatus.choices)
     detail = models.TextField(blank=True)
     at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        abstract = True
+
+
+class HealthTransition(HealthChange):
+    """One change of a server's health status, so uptime over any period can be computed from the rows."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="health_transitions")
 
     class Meta:
         ordering = ["server_id", "at", "id"]

@@ -140,20 +140,19 @@ def _held(server, name, pin, definition, digest, seen_in, now) -> bool:
     """Record a new or changed definition: pinned at once for a trusted server (False: not held), else
     pending (True: held)."""
     kind = ToolChangeKind.CHANGED if pin is not None else ToolChangeKind.ADDED
-    old = pin.definition if pin is not None else None
+    change = ToolChange(
+        server=server,
+        name=name,
+        kind=kind,
+        old_definition=pin.definition if pin is not None else None,
+        new_definition=definition,
+        new_digest=digest,
+        seen_in=seen_in,
+    )
     if server.approve_tool_changes:
         _pin_store(server, name, definition, digest, None, now)
-        ToolChange.objects.create(
-            server=server,
-            name=name,
-            kind=kind,
-            old_definition=old,
-            new_definition=definition,
-            new_digest=digest,
-            seen_in=seen_in,
-            status=ToolChangeStatus.APPROVED,
-            decided_at=now,
-        )
+        change.status, change.decided_at = ToolChangeStatus.APPROVED, now
+        change.save()
         audit_event_record(
             actor=None,
             action=AuditAction.TOOL_CHANGE_APPROVE,
@@ -163,15 +162,7 @@ def _held(server, name, pin, definition, digest, seen_in, now) -> bool:
         return False
     try:
         with transaction.atomic():
-            ToolChange.objects.create(
-                server=server,
-                name=name,
-                kind=kind,
-                old_definition=old,
-                new_definition=definition,
-                new_digest=digest,
-                seen_in=seen_in,
-            )
+            change.save()
     except IntegrityError:
         pass  # pending already: seen before
     return True

@@ -18,12 +18,11 @@ from agents.a2a import (
     read_interface,
     read_requirement,
     read_scheme,
-    read_signature,
     read_skill,
-    signed_card_of,
 )
 from agents.api.serializers.fields import HttpUrlField, ReaderField, StrictCharField, TagsField
 from agents.choices import Visibility
+from agents.signed_cards import read_signature, signed_card_of
 from core.validators import PATH_MAX_LENGTH, registry_path_field
 from servers.api.serializers import validated_headers
 
