@@ -4,7 +4,8 @@ registry checks each call and hands it back to nginx), with 1 and 16 clients. Th
 same server with shared headers, with each user's own secret and with each user's sign-in (sealed;
 opened once per process and auth epoch, a sign-in's no longer than its token is fresh), side by side, and
 as one of five members of a virtual server (`/v5`, whose session the gateway keeps: its rows always open
-one). Under the table: tools/list of one member (50 tools) through the plain gateway against the whole
+one). Under the table: tools/list of one member (50 tools) through the plain gateway, of the same 50 tools
+pinned (each listed tool checked against its approved definition: docs/trust.md), and of the whole
 virtual server (5 × 50, served from the caller's cache after the first), with the first call's time.
 
 One stateless MCP server (official SDK, JSON answers), one `manage.py serve` (WEB_CONCURRENCY web processes,
@@ -97,6 +98,11 @@ members = [{"server": "/m1"}] + [
     for i in range(2, 6)
 ]
 virtual_server_create(actor=None, path="/v5", definition={"name": "Five", "members": members})
+from servers.health import check_and_record
+pinned = Server.objects.create(path="/pinned", name="Pinned", description="d", proxy_pass_url="{upstream}",
+                               is_enabled=True)
+check_and_record(pinned.pk)  # a real discovery: its 50 tools are pinned as the server lists them
+assert pinned.tool_pins.count() == 50, "the pinned route's tools were not pinned"
 grant = user_token_issue(principal=principal, requested_scopes=None, expires_in_hours=2, description="bench",
                          admin=True)
 print(grant.access_token)
@@ -339,6 +345,7 @@ def main() -> None:
                     load(url, headers, 1, 2, args.sessions or name == VIRTUAL)  # warm-up
                 lists = [
                     ("tools/list, built-in gateway (50 tools)", f"http://127.0.0.1:{port}/m1/mcp", 50),
+                    ("tools/list, pinned tools (50 tools)", f"http://127.0.0.1:{port}/pinned/mcp", 50),
                     (f"tools/list, {VIRTUAL} (250 tools)", f"http://127.0.0.1:{port}/v5/mcp", 250),
                 ]
                 for clients in (1, 16):
