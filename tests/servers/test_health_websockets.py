@@ -56,6 +56,9 @@ async def closed_with(communicator: WebsocketCommunicator) -> int:
     assert connected
     message = await communicator.receive_output(timeout=TIMEOUT)
     assert message["type"] == "websocket.close"
+    # The client answers the close as a browser does, so the consumer ends by its own path instead of being
+    # cancelled with the test's event loop (a cancelled channel-layer receive once held that loop open).
+    await communicator.disconnect(timeout=TIMEOUT)
     return message["code"]
 
 
