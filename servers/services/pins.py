@@ -58,11 +58,10 @@ def tools_pin(server: Server, tools: list[dict], *, seen_in: str = ToolChangeSee
         if pin is not None and pin.digest == digest:
             admitted.add(name)
             continue
-        if _held(server, name, pin, definitions[name], digest, seen_in, now):
-            moved = True
-        else:
+        held, wrote = _held(server, name, pin, definitions[name], digest, seen_in, now)
+        if not held:
             admitted.add(name)
-            moved = True
+        moved = moved or wrote
     for name in pins.keys() - digests.keys():
         pins[name].delete()
         ToolChange.objects.create(
@@ -92,10 +91,11 @@ def tool_seen(server: Server, tool: dict, *, seen_in: str = ToolChangeSeenIn.GAT
         pin = server.tool_pins.filter(name=tool["name"]).first()
         if pin is not None and pin.digest == digest:
             return False
-        _held(server, tool["name"], pin, definition, digest, seen_in, now)
-        _set_digest_store(server)
-        TRUST.bump()
-    return True
+        _, wrote = _held(server, tool["name"], pin, definition, digest, seen_in, now)
+        if wrote:
+            _set_digest_store(server)
+            TRUST.bump()
+    return wrote
 
 
 def tool_change_approve(*, actor, change: ToolChange) -> None:
@@ -136,9 +136,9 @@ def tool_change_block(*, actor, change: ToolChange, reason: str = "") -> None:
 # -- helpers --------------------------------------------------------------------------------------------
 
 
-def _held(server, name, pin, definition, digest, seen_in, now) -> bool:
-    """Record a new or changed definition: pinned at once for a trusted server (False: not held), else
-    pending (True: held)."""
+def _held(server, name, pin, definition, digest, seen_in, now) -> tuple[bool, bool]:
+    """Record a new or changed definition: pinned at once for a trusted server (not held), else pending
+    (held). (held, whether anything was written): a change pending already is not recorded twice."""
     kind = ToolChangeKind.CHANGED if pin is not None else ToolChangeKind.ADDED
     change = ToolChange(
         server=server,
@@ -159,13 +159,13 @@ def _held(server, name, pin, definition, digest, seen_in, now) -> bool:
             target=f"server:{server.path}",
             detail={"tool": name, "kind": kind, "digest": digest, "automatic": True},
         )
-        return False
+        return False, True
     try:
         with transaction.atomic():
             change.save()
     except IntegrityError:
-        pass  # pending already: seen before
-    return True
+        return True, False  # pending already: seen before
+    return True, True
 
 
 def _pins_replace(server, definitions, digests, now) -> None:

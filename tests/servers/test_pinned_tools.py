@@ -15,6 +15,7 @@ from accounts.models import AuditEvent
 from core.tool_trust import AWAITS_APPROVAL
 from gateway import pins_seen
 from servers import services
+from servers.cache import TRUST
 from servers.health import check_and_record
 from servers.models import Server, Tool, ToolChange, ToolPin
 from servers.pins import field_diff, set_digest
@@ -129,6 +130,18 @@ def test_a_changed_tool_is_held_and_shown_as_a_diff_until_approved(
     assert approved_call == "echo: text=hi"
     assert stored(pinned) == ["add", "delete_file", "echo"]
     assert AuditEvent.objects.filter(action="tool.change_approve", detail__tool="echo").count() == 1
+
+
+def test_a_change_seen_again_is_recorded_once_and_moves_no_epoch(shifty, pinned):
+    mutate_description(shifty.tools)
+    check_and_record(pinned.pk)
+    epoch = TRUST.epoch()
+
+    check_and_record(pinned.pk)
+    check_and_record(pinned.pk)
+
+    assert TRUST.epoch() == epoch
+    assert ToolChange.objects.filter(server=pinned).count() == 1
 
 
 def test_a_renamed_tool_is_a_removal_and_a_held_addition(gateway, caller, shifty, pinned):
