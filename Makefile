@@ -6,9 +6,10 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 PIP_INSTALL := $(PIP) install --quiet --no-compile
 # A stamp per requirements content: editing a requirements file reinstalls.
-RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt | sha1sum | cut -c1-12)
+RUN_STAMP := $(VENV)/.run-$(shell cat requirements.txt requirements-scanner.txt | sha1sum | cut -c1-12)
 NPM_LOCKS := tests/oidc/package-lock.json tests/conformance/package-lock.json
-TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-test.txt $(NPM_LOCKS) | sha1sum | cut -c1-12)
+TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-scanner.txt requirements-test.txt $(NPM_LOCKS) \
+	| sha1sum | cut -c1-12)
 
 # Debian packages the tests run for real, as `command:package`.
 TEST_PEERS := nginx:nginx-light chromium:chromium kubectl:kubernetes-client redis-server:redis-server ip:iproute2
@@ -20,17 +21,19 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(RUN_STAMP): $(PY) requirements.txt
+$(RUN_STAMP): $(PY) requirements.txt requirements-scanner.txt
 	@echo "==> installing requirements.txt"
 	$(PIP_INSTALL) -r requirements.txt
+	$(PIP_INSTALL) --no-deps -r requirements-scanner.txt
 	@touch $@
 
-$(TEST_STAMP): $(PY) requirements.txt requirements-test.txt $(NPM_LOCKS)
+$(TEST_STAMP): $(PY) requirements.txt requirements-scanner.txt requirements-test.txt $(NPM_LOCKS)
 	@echo "==> installing requirements-test.txt and, meanwhile, the npm peers of the tests" \
 		"(OIDC provider, MCP conformance suite with Node 22)"
 	@{ npm ci --prefix tests/oidc --no-audit --no-fund --silent && \
 		npm ci --prefix tests/conformance --no-audit --no-fund --silent; } & npm=$$!; \
-	$(PIP_INSTALL) -r requirements-test.txt || { kill $$npm 2>/dev/null; exit 1; }; \
+	{ $(PIP_INSTALL) -r requirements-test.txt && $(PIP_INSTALL) --no-deps -r requirements-scanner.txt; } || \
+		{ kill $$npm 2>/dev/null; exit 1; }; \
 	wait $$npm || { echo "==> npm ci failed"; exit 1; }
 	@touch $@ $(RUN_STAMP)
 

@@ -2,13 +2,13 @@
 
 import json
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.utils.html import format_html, format_html_join
 
 from accounts.choices import UiPermission
 from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
-from servers import policies, services
+from servers import policies, scanning, services
 from servers.choices import ToolChangeStatus
 from servers.models import HealthTransition, Server, Tool, ToolBlock, ToolChange
 from servers.pins import field_diff
@@ -87,6 +87,9 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
         "outbound_header_names",
         "tools_pinned_at",
         "tool_set_digest",
+        "tool_scan_verdict",
+        "tools_scanned_at",
+        "tool_scan_rules",
         "registered_by",
         "created_at",
         "updated_at",
@@ -217,6 +220,22 @@ def diff_table(change: ToolChange) -> str:
     return format_html('<table class="tool-diff">{}{}</table>', head, rows)
 
 
+def findings_table(findings: list[dict]) -> str:
+    """A scan's findings (servers/scanning.py), worst first: severity, rule, where, what matched."""
+    if not findings:
+        return "none"
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+        ((f["severity"], f["rule"], f["field"], f["evidence"]) for f in findings),
+    )
+    head = format_html(
+        '<tr><th scope="col">severity</th><th scope="col">rule</th><th scope="col">in</th>'
+        '<th scope="col">matched</th></tr>'
+    )
+    return format_html('<table class="scan-findings">{}{}</table>', head, rows)
+
+
 def _shown(value) -> str:
     return "(absent)" if value is None else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
@@ -226,15 +245,26 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     """Changes of servers' tools since they were approved (servers/services/pins.py): each pending one is
     held until approved (pinned) or blocked, by those who may change its server."""
 
-    list_display = ("name", "server", "kind", "status", "seen_in", "found_at", "decided_by")
+    list_display = ("name", "server", "kind", "status", "scan", "seen_in", "found_at", "decided_by")
     list_filter = ("status", "kind", "seen_in")
     search_fields = ("name", "server__path")
     list_select_related = ("server", "decided_by")
     list_per_page = 100
     ordering = ("-found_at", "-id")
-    fields = ("server", "name", "kind", "status", "seen_in", "diff", "new_digest", "found_at", "decided_by")
+    fields = (
+        "server",
+        "name",
+        "kind",
+        "status",
+        "seen_in",
+        "diff",
+        "scan_findings",
+        "new_digest",
+        "found_at",
+        "decided_by",
+    )
     readonly_fields = fields
-    actions = ["approve_selected", "block_selected"]
+    actions = ["approve_selected", "approve_overriding_selected", "block_selected"]
 
     def has_approve_permission(self, request, obj=None) -> bool:
         return policies.server_may(self.principal(request), UiPermission.MODIFY_SERVICE)
@@ -242,6 +272,14 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     @admin.display(description="what changed")
     def diff(self, obj: ToolChange) -> str:
         return diff_table(obj)
+
+    @admin.display(description="scan")
+    def scan(self, obj: ToolChange) -> str:
+        return scanning.worst(obj.findings) or ("clean" if obj.new_definition else "")
+
+    @admin.display(description="scan findings")
+    def scan_findings(self, obj: ToolChange) -> str:
+        return findings_table(obj.findings)
 
     def _decidable(self, request, queryset):
         principal = self.principal(request)
@@ -253,10 +291,25 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
 
     @admin.action(description="Approve selected changes (pin them)", permissions=["approve"])
     def approve_selected(self, request, queryset):
-        decided = self._decidable(request, queryset)
+        decidable = self._decidable(request, queryset)
+        decided = [change for change in decidable if not scanning.holds(change.findings)]
         for change in decided:
             services.tool_change_approve(actor=request.user, change=change)
         self.message_user(request, f"{len(decided)} change(s) approved.")
+        if held := len(decidable) - len(decided):
+            self.message_user(
+                request,
+                f"{held} change(s) with high-severity scan findings left pending: read the findings, then "
+                "use “Approve selected changes despite their scan findings”.",
+                messages.WARNING,
+            )
+
+    @admin.action(description="Approve selected changes despite their scan findings", permissions=["approve"])
+    def approve_overriding_selected(self, request, queryset):
+        decided = self._decidable(request, queryset)
+        for change in decided:
+            services.tool_change_approve(actor=request.user, change=change, override=True)
+        self.message_user(request, f"{len(decided)} change(s) approved over their scan findings.")
 
     @admin.action(description="Block the tools of the selected changes", permissions=["approve"])
     def block_selected(self, request, queryset):

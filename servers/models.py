@@ -67,6 +67,11 @@ class Server(models.Model):
     # without an operator (audited all the same).
     tools_pinned_at = models.DateTimeField(null=True, blank=True)
     tool_set_digest = models.CharField(max_length=64, blank=True)
+    # The scan of the pinned set (servers/scanning.py), as /v0.1's scan receipt gives it.
+    tools_scanned_at = models.DateTimeField(null=True, blank=True)
+    tool_scan_verdict = models.CharField(max_length=16, blank=True)
+    tool_scan_rules = models.CharField(max_length=80, blank=True)
+    tool_scanner_version = models.CharField(max_length=32, blank=True)
     approve_tool_changes = models.BooleanField(
         default=False, help_text="trusted server: changes to its tools are approved automatically (audited)"
     )
@@ -153,6 +158,7 @@ class ToolPin(models.Model):
     name = models.CharField(max_length=200)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
+    findings = models.JSONField(default=list, blank=True)  # the scan of `definition` (servers/scanning.py)
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -176,6 +182,7 @@ class ToolChange(models.Model):
     old_definition = models.JSONField(null=True, blank=True)
     new_definition = models.JSONField(null=True, blank=True)
     new_digest = models.CharField(max_length=64, blank=True)
+    findings = models.JSONField(default=list, blank=True)  # the scan of `new_definition`
     seen_in = models.CharField(max_length=16, choices=ToolChangeSeenIn.choices)
     status = models.CharField(
         max_length=16, choices=ToolChangeStatus.choices, default=ToolChangeStatus.PENDING, db_index=True

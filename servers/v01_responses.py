@@ -6,9 +6,12 @@ from django.conf import settings
 from servers.clients import gateway_transport
 from servers.models import Server
 from servers.naming import server_name
+from servers.scanning import SCAN_SCOPE, SCANNER_DISTRIBUTION
 
 DESCRIPTION_MAX = 100  # ServerDetail.description and .title: 1 to 100 characters
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
+# Scan receipts in the shape of modelcontextprotocol/registry PR #1404, under ServerDetail's `_meta`.
+SCAN_META = "io.modelcontextprotocol.registry/security-scan"
 
 
 def _iso(value) -> str | None:
@@ -20,6 +23,19 @@ def server_response(server: Server, *, base_url: str) -> dict:
     namespace = settings.REGISTRY_NAMESPACE
     name = server_name(server.path)
     title = (server.name or name)[:DESCRIPTION_MAX]
+    remote = gateway_transport(server, base_url)
+    server_meta = {
+        f"io.{namespace}/internal": {
+            "path": server.path,
+            "is_enabled": server.is_enabled,
+            "health_status": server.health_status,
+            "num_tools": server.num_tools,
+            "tags": list(server.tags),
+            "license": server.license,
+        }
+    }
+    if server.tools_scanned_at is not None:
+        server_meta[SCAN_META] = [scan_receipt(server, remote["url"])]
     return {
         "server": {
             "name": name,
@@ -27,17 +43,8 @@ def server_response(server: Server, *, base_url: str) -> dict:
             "version": server.version,
             "title": title,
             # A remote server, reached through the gateway (server.json's RemoteTransport).
-            "remotes": [gateway_transport(server, base_url)],
-            "_meta": {
-                f"io.{namespace}/internal": {
-                    "path": server.path,
-                    "is_enabled": server.is_enabled,
-                    "health_status": server.health_status,
-                    "num_tools": server.num_tools,
-                    "tags": list(server.tags),
-                    "license": server.license,
-                }
-            },
+            "remotes": [remote],
+            "_meta": server_meta,
         },
         "_meta": {
             f"io.{namespace}/registry": {
@@ -51,6 +58,23 @@ def server_response(server: Server, *, base_url: str) -> dict:
                 "isLatest": True,
             },
         },
+    }
+
+
+def scan_receipt(server: Server, url: str) -> dict:
+    """What the registry attests of the tool set the gateway serves for `server` (servers/scanning.py):
+    the digest is the pinned set's (servers/pins.set_digest), so a client can compare it with what it
+    lists; `findings` means an operator approved a tool over a high-severity finding."""
+    return {
+        "scanner": SCANNER_DISTRIBUTION,
+        "scanner_version": server.tool_scanner_version,
+        "rule_set_ref": server.tool_scan_rules,
+        "scanned_artifact_ref": f"{url}#tools/list",
+        "scanned_artifact_digest": f"sha256:{server.tool_set_digest}",
+        "scan_scope": list(SCAN_SCOPE),
+        "verdict": server.tool_scan_verdict,
+        "scanned_at": _iso(server.tools_scanned_at),
+        "attestation": "registry-attested",
     }
 
 

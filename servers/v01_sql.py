@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db import connection
 
 from servers.naming import name_prefix
-from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META
+from servers.scanning import SCAN_SCOPE, SCANNER_DISTRIBUTION
+from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META, SCAN_META
 
 # What Python's str.strip() removes: ASCII and Unicode white space.
 _SPACE = r"[\s\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
@@ -66,10 +67,24 @@ def _server_json(q: Sql, base_url: str, counts: dict[str, int]) -> str:
         "json_build_object('path', s.path, 'is_enabled', s.is_enabled, 'health_status', s.health_status, "
         f"'num_tools', {num_tools}, 'tags', to_json(s.tags), 'license', s.license)"
     )
+    # The scan receipt (servers.v01_responses.scan_receipt), for servers whose pinned set was scanned.
+    scan_key, scanner = q.p(SCAN_META), q.p(SCANNER_DISTRIBUTION)
+    url = f"{q.p(base_url)} || s.path || CASE WHEN {sse} THEN '/sse' ELSE '/mcp' END"
+    scopes = ", ".join(q.p(scope) for scope in SCAN_SCOPE)
+    receipt = (
+        f"json_build_object('scanner', {scanner}, 'scanner_version', s.tool_scanner_version, "
+        f"'rule_set_ref', s.tool_scan_rules, 'scanned_artifact_ref', {url} || '#tools/list', "
+        "'scanned_artifact_digest', 'sha256:' || s.tool_set_digest, "
+        f"'scan_scope', json_build_array({scopes}), 'verdict', s.tool_scan_verdict, "
+        f"'scanned_at', {iso('s.tools_scanned_at')}, 'attestation', 'registry-attested')"
+    )
+    server_meta = (
+        f"json_build_object({internal_key}, {internal})::jsonb || CASE WHEN s.tools_scanned_at IS NULL "
+        f"THEN '{{}}'::jsonb ELSE jsonb_build_object({scan_key}, json_build_array({receipt})) END"
+    )
     server = (
         f"json_build_object('name', {server_name}, 'description', {description}, 'version', s.version, "
-        f"'title', {server_title}, 'remotes', json_build_array({remote}), "
-        f"'_meta', json_build_object({internal_key}, {internal}))"
+        f"'title', {server_title}, 'remotes', json_build_array({remote}), '_meta', {server_meta})"
     )
     registry = (
         f"json_build_object('last_checked', {iso('s.last_checked_at')}, 'health_status', s.health_status)"

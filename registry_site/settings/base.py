@@ -159,6 +159,9 @@ A2A_PUSH_ALLOWED_HOSTS = env.list("A2A_PUSH_ALLOWED_HOSTS", default=[])
 # Agent listings and `?format=a2a` cards give each agent's gateway URL (`/<path>/a2a`); off: the agent's own
 # URL only, for a registry used for discovery (the gateway still carries A2A for those who use it).
 A2A_GATEWAY_URLS = env.bool("A2A_GATEWAY_URLS", default=True)
+# A tool definition the scanner finds a high-severity problem in (servers/scanning.py) is never pinned by
+# itself (first discovery, servers approved automatically): an operator approves it with an override.
+TOOL_SCAN_HIGH_HOLDS = env.bool("TOOL_SCAN_HIGH_HOLDS", default=True)
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above

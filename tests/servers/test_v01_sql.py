@@ -36,6 +36,14 @@ def tricky(db):
     ServerFactory(path="/sse", name="SSE", description="legacy", supported_transports=["sse"])
     ServerFactory(path="/both", name="Both", description="x", supported_transports=["streamable-http", "sse"])
     checked = ServerFactory(path="/checked", name="Checked", description="y", health_status="healthy")
+    ServerFactory(  # its pinned tools scanned: a scan receipt
+        path="/scanned",
+        tool_set_digest="ab" * 32,
+        tools_scanned_at=datetime(2026, 11, 2, 3, 4, 5, 77, tzinfo=UTC),
+        tool_scan_verdict="warnings",
+        tool_scan_rules="sha256:" + "cd" * 32,
+        tool_scanner_version="4.8.7",
+    )
     Server.objects.filter(pk=checked.pk).update(
         last_checked_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),  # no microseconds
         created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
