@@ -142,6 +142,11 @@ class Principal:
         trust = self.trust.get(server_path) if tool is not None else None
         return None if trust is None else trust.refusal(tool, shown_as)
 
+    def prompt_refusal(self, server_path: str, prompt: str | None, shown_as: str | None = None) -> str | None:
+        """Why `prompts/get` of `prompt` of the server at `server_path` is withheld from everyone, or None."""
+        trust = self.trust.get(server_path) if prompt is not None else None
+        return None if trust is None else trust.prompt_refusal(prompt, shown_as)
+
     def with_trust(self, trust: Mapping[str, ToolTrust]) -> Principal:
         """This principal, knowing what operators withhold (the same object when nothing is)."""
         return replace(self, trust=trust) if trust else self

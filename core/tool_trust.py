@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 AWAITS_APPROVAL = (
     "Tool '{}' awaits an operator's approval: it is new, or its definition changed since it was approved."
 )
+PROMPT_AWAITS_APPROVAL = (
+    "Prompt '{}' awaits an operator's approval: it is new, or its definition changed since it was approved."
+)
 
 
 @dataclass(frozen=True)
@@ -20,11 +23,15 @@ class ToolTrust:
     - `blocked`: a blocked tool's name -> the reason its operator gave.
     - `pinned`: an approved tool's name -> the digest of its approved definition (servers/pins.py); None
       while nothing is pinned (a server not yet discovered), when only blocks apply.
-    - `held`: names with a change awaiting approval (their pins are the old definitions)."""
+    - `held`: names with a change awaiting approval (their pins are the old definitions).
+    - `prompts`, `prompts_held`: the same of the server's prompts (no block is made for a prompt: a
+      blocked prompt change takes its pin away)."""
 
     blocked: Mapping[str, str] = field(default_factory=dict)
     pinned: Mapping[str, str] | None = None
     held: frozenset[str] = frozenset()
+    prompts: Mapping[str, str] | None = None
+    prompts_held: frozenset[str] = frozenset()
 
     def refusal(self, tool: str | None, shown_as: str | None = None) -> str | None:
         """Why a call of `tool` is refused to everyone, in the words the caller sees (naming the tool as
@@ -41,8 +48,21 @@ class ToolTrust:
             return AWAITS_APPROVAL.format(name)
         return None
 
-    def admits(self, name: str, digest: str) -> bool:
-        """Whether a live tool with this definition digest may be shown (pinned as it is, not blocked)."""
+    def prompt_refusal(self, prompt: str | None, shown_as: str | None = None) -> str | None:
+        """Why `prompts/get` of `prompt` is refused to everyone (not pinned, or changed), or None."""
+        if prompt is None or self.prompts is None:
+            return None
+        if prompt not in self.prompts or prompt in self.prompts_held:
+            return PROMPT_AWAITS_APPROVAL.format(shown_as or prompt)
+        return None
+
+    def admits(self, name: str, digest: str, subject: str = "tool") -> bool:
+        """Whether a live tool (or prompt) with this definition digest may be shown (pinned as it is, not
+        blocked)."""
+        if subject == "prompt":
+            return self.prompts is None or (
+                self.prompts.get(name) == digest and name not in self.prompts_held
+            )
         if name in self.blocked:
             return False
         return self.pinned is None or (self.pinned.get(name) == digest and name not in self.held)

@@ -27,12 +27,14 @@ INTERNAL_ERROR = -32603
 HEADER_MISMATCH = -32020  # 2026-07-28: the protocol headers disagree with the body
 TOOLS_CALL = "tools/call"
 TOOLS_LIST = "tools/list"
+PROMPTS_GET = "prompts/get"
+PROMPTS_LIST = "prompts/list"
 INITIALIZE = "initialize"
 
 # The params key a method's target is named by (the 2026-07-28 `Mcp-Name` header mirrors it).
 NAME_KEYS = {
     TOOLS_CALL: "name",
-    "prompts/get": "name",
+    PROMPTS_GET: "name",
     "resources/read": "uri",
     "resources/subscribe": "uri",
     "resources/unsubscribe": "uri",
@@ -111,6 +113,8 @@ def allowed(principal: Principal, server_path: str, message: Message) -> bool:
     method = rule_method(message.method)
     if method not in STANDARD_METHODS:
         return principal.allows_other_mcp(server_path, message.method)
+    if method == PROMPTS_GET and principal.trust and principal.prompt_refusal(server_path, message.target):
+        return False
     return principal.allows_mcp(server_path, method, message.tool)
 
 
@@ -121,6 +125,8 @@ def denial(principal: Principal, server_path: str, message: Message) -> str:
     if message.kind == "invalid":
         return "A JSON-RPC message needs a string method, or an id and one of result or error."
     if message.method == TOOLS_CALL and (withheld := principal.tool_refusal(server_path, message.tool)):
+        return withheld
+    if message.method == PROMPTS_GET and (withheld := principal.prompt_refusal(server_path, message.target)):
         return withheld
     target = f"tool '{message.tool}'" if message.method == TOOLS_CALL else f"'{message.method}'"
     return f"Access denied: '{principal.username}' may not call {target} on server '{server_path}'."

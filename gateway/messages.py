@@ -24,7 +24,7 @@ class Checked:
     batch: bool
     forward: list = field(default_factory=list)
     denied: list[dict] = field(default_factory=list)
-    tool_lists: set = field(default_factory=set)
+    lists: set = field(default_factory=set)  # ids of tools/list and prompts/list requests
     calls: list[tuple[str, str | None]] = field(default_factory=list)  # (method, tool) of forwarded requests
     call_ids: list = field(default_factory=list)  # their ids (as `id_key` gives them), in the same order
     client_name: str = ""  # clientInfo.name of a forwarded `initialize` (or a 2026-07-28 request's _meta)
@@ -40,7 +40,7 @@ class Checked:
     @property
     def rewrites(self) -> bool:
         """Whether the answer must be read and changed on its way (tool lists cut, denials added)."""
-        return bool(self.tool_lists or self.denied)
+        return bool(self.lists or self.denied)
 
     def forward_body(self, raw: bytes) -> bytes:
         if self.untouched:
@@ -75,8 +75,8 @@ def check_messages(batch: bool, messages, principal: Principal, server_path: str
                 continue
             checked.calls.append((message.method, message.tool))
             checked.call_ids.append(jsonrpc.id_key(message.raw["id"]))
-            if message.method == jsonrpc.TOOLS_LIST:
-                checked.tool_lists.add(jsonrpc.id_key(message.raw["id"]))
+            if message.method in (jsonrpc.TOOLS_LIST, jsonrpc.PROMPTS_LIST):
+                checked.lists.add(jsonrpc.id_key(message.raw["id"]))
             checked.opens_session |= message.method == jsonrpc.INITIALIZE
             checked.client_name = checked.client_name or _client_name(message)
         elif not message.has_id:  # a denied notification has nobody to answer
@@ -94,38 +94,60 @@ def check_messages(batch: bool, messages, principal: Principal, server_path: str
 def filter_answer(message, principal: Principal, server_path: str, raw: bytes | None = None):
     """A decoded answer with every tool list cut to the tools the caller may call. Every result that
     carries `tools` is cut, whichever request it answers: a replayed or foreign answer is never trusted.
-    `raw`, the answer's bytes, lets an unchanged list skip the digests of its tools (`_pinned_names`)."""
+    `raw`, the answer's bytes, lets an unchanged list skip the digests of its tools (`pinned_names`)."""
     if isinstance(message, list):
         filtered = [filter_answer(item, principal, server_path) for item in message]
         return message if all(a is b for a, b in zip(filtered, message, strict=True)) else filtered
     if not isinstance(message, dict):
         return message
     result = message.get("result")
-    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+    if not isinstance(result, dict):
+        return message
+    if isinstance(result.get("prompts"), list):
+        return _prompts_filtered(message, result, principal, server_path, raw)
+    if not isinstance(result.get("tools"), list):
         return message
     listed = [
         tool for tool in result["tools"] if isinstance(tool, dict) and isinstance(tool.get("name"), str)
     ]
     trust = principal.trust.get(server_path)
     if trust is not None and trust.pinned is not None:
-        admitted = _pinned_names(trust, server_path, listed, raw)
+        admitted = pinned_names(trust, server_path, listed, raw)
         listed = [tool for tool in listed if tool["name"] in admitted]
     tools = [tool for tool in listed if principal.allows_mcp(server_path, jsonrpc.TOOLS_CALL, tool["name"])]
     return {**message, "result": {**result, "tools": tools}}
 
 
-# (server path, digest of an answer's bytes) -> (the ToolTrust it was checked against, the names it admitted)
-_ADMITTED: OrderedDict[tuple[str, bytes], tuple[object, frozenset[str]]] = OrderedDict()
+def _prompts_filtered(message: dict, result: dict, principal: Principal, server_path: str, raw):
+    """A prompt list cut to the prompts pinned as they are shown (nothing else decides over prompts)."""
+    trust = principal.trust.get(server_path)
+    if trust is None or trust.prompts is None:
+        return message
+    listed = [
+        item for item in result["prompts"] if isinstance(item, dict) and isinstance(item.get("name"), str)
+    ]
+    admitted = pinned_names(trust, server_path, listed, raw, subject="prompt")
+    return {**message, "result": {**result, "prompts": [item for item in listed if item["name"] in admitted]}}
+
+
+# (server path, subject, digest of an answer's bytes) -> (the ToolTrust it was checked against, the names
+# it admitted)
+_ADMITTED: OrderedDict[tuple[str, str, bytes], tuple[object, frozenset[str]]] = OrderedDict()
 ADMITTED_REMEMBERED = 1024
 
 
-def _pinned_names(trust, server_path: str, tools: list[dict], raw: bytes | None) -> frozenset[str]:
-    """The names of `tools` pinned as they are shown. An answer seen before, byte for byte, under the same
-    pins is not digested again: a steady server's lists cost one hash of their bytes."""
-    key = (server_path, hashlib.blake2b(raw, digest_size=16).digest()) if raw is not None else None
+def pinned_names(
+    trust, server_path: str, items: list[dict], raw: bytes | None, subject: str = "tool"
+) -> frozenset[str]:
+    """The names of `items` (tools, or prompts) pinned as they are shown. An answer seen before, byte for
+    byte, under the same pins is not digested again: a steady server's lists cost one hash of their bytes.
+    Virtual servers check their members' lists with it too (gateway/virtual_lists.py)."""
+    key = (server_path, subject, hashlib.blake2b(raw, digest_size=16).digest()) if raw is not None else None
     if key is not None and (seen := _ADMITTED.get(key)) is not None and seen[0] is trust:
         return seen[1]
-    admitted = frozenset(tool["name"] for tool in tools if _pinned_as_shown(trust, server_path, tool))
+    admitted = frozenset(
+        item["name"] for item in items if _pinned_as_shown(trust, server_path, item, subject)
+    )
     if key is not None:
         _ADMITTED[key] = (trust, admitted)
         if len(_ADMITTED) > ADMITTED_REMEMBERED:
@@ -133,15 +155,16 @@ def _pinned_names(trust, server_path: str, tools: list[dict], raw: bytes | None)
     return admitted
 
 
-def _pinned_as_shown(trust, server_path: str, tool: dict) -> bool:
-    """Whether a listed tool is the one an operator approved (servers/pins.py); one that is not (new, or
-    changed since) is left out and reported, to be held as a pending change (gateway/pins_seen.py)."""
-    if tool["name"] in trust.blocked:
+def _pinned_as_shown(trust, server_path: str, item: dict, subject: str) -> bool:
+    """Whether a listed tool (or prompt) is the one an operator approved (servers/pins.py); one that is
+    not (new, or changed since) is left out and reported, to be held as a pending change
+    (gateway/pins_seen.py)."""
+    if subject == "tool" and item["name"] in trust.blocked:
         return False
-    digest = digest_of(definition_of(tool))
-    if trust.admits(tool["name"], digest):
+    digest = digest_of(definition_of(item, subject))
+    if trust.admits(item["name"], digest, subject):
         return True
-    pins_seen.report(server_path, tool, digest)
+    pins_seen.report(server_path, item, digest, subject)
     return False
 
 

@@ -1,7 +1,7 @@
-"""Tools a live `tools/list` shows that are not pinned as they are (servers/services/pins.py): each is left
-out of the answer by gateway/messages.py and reported here once per process and definition, recorded off
-the event loop as a pending change, so a server that shows the health check one definition and live
-clients another is caught."""
+"""Tools (and prompts) a live list shows that are not pinned as they are (servers/services/pins.py): each
+is left out of the answer by gateway/messages.py and reported here once per process and definition,
+recorded off the event loop as a pending change, so a server that shows the health check one definition
+and live clients another is caught."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from django.db import close_old_connections
 logger = logging.getLogger(__name__)
 
 REMEMBERED = 4096  # definitions reported by this process, so a repeated list costs no write
-_reported: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+_reported: OrderedDict[tuple[str, str, str, str], None] = OrderedDict()
 _lock = threading.Lock()
 
 
-def report(server_path: str, tool: dict, digest: str) -> None:
-    key = (server_path, tool["name"], digest)
+def report(server_path: str, item: dict, digest: str, subject: str = "tool") -> None:
+    key = (server_path, subject, item["name"], digest)
     with _lock:
         if key in _reported:
             return
@@ -30,9 +30,9 @@ def report(server_path: str, tool: dict, digest: str) -> None:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        _record(server_path, tool)
+        _record(server_path, item, subject)
         return
-    loop.run_in_executor(None, _record, server_path, tool)
+    loop.run_in_executor(None, _record, server_path, item, subject)
 
 
 def forget() -> None:
@@ -41,16 +41,16 @@ def forget() -> None:
         _reported.clear()
 
 
-def _record(server_path: str, tool: dict) -> None:
+def _record(server_path: str, item: dict, subject: str) -> None:
     from servers.models import Server
-    from servers.services.pins import tool_seen
+    from servers.services.pins import pin_seen
 
     close_old_connections()
     try:
         server = Server.objects.filter(path=server_path).first()
         if server is not None:
-            tool_seen(server, tool)
+            pin_seen(server, item, subject=subject)
     except Exception:  # the list was cut all the same; the next look reports it again after a restart
-        logger.warning("could not record a changed tool of %s", server_path, exc_info=True)
+        logger.warning("could not record a changed %s of %s", subject, server_path, exc_info=True)
     finally:
         close_old_connections()

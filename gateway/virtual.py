@@ -43,6 +43,7 @@ from gateway.sign_in import SignInRefused
 from gateway.virtual_members import Caller, MemberFailed
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.mapping import (
+    carried,
     carries_resources,
     fixed_of,
     resource_of,
@@ -241,6 +242,8 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
             return jsonrpc.error_message(request_id, INVALID_PARAMS, "prompts/get needs params.name.")
         member = await _prompt_behind(virtual, caller, params.get("name"))
         if member is None:
+            if withheld := _prompt_withheld(virtual, caller.principal, params["name"]):
+                return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, withheld)
             unknown = f"Unknown prompt: {str(params.get('name'))[:200]}"
             return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
         routed = params
@@ -276,6 +279,15 @@ async def _prompt_behind(virtual, caller: Caller, name):
     return next((member for member in virtual.members if member.key == key), None)
 
 
+def _prompt_withheld(virtual, principal, name: str) -> str | None:
+    """Why a prompt no list showed is refused, when a member would carry it but its server's operators
+    have not approved it (core/tool_trust.py)."""
+    for member in virtual.members:
+        if carried(member.prompts, name) and (withheld := principal.prompt_refusal(member.server.path, name)):
+            return withheld
+    return None
+
+
 def _tool_behind(virtual, caller: Caller, name: str):
     """(member, the tool's own name) behind a name clients see: the one this session's last list showed
     it for, else by the definition and the tools the registry knows each member offers."""
@@ -293,8 +305,12 @@ def _member_denial(principal, member, message: dict, routed: dict) -> str | None
     backing = jsonrpc.read(routed)[1][0]
     if jsonrpc.allowed(principal, member.server.path, backing):
         return None
-    shown_as = (message.get("params") or {}).get("name") if backing.method == jsonrpc.TOOLS_CALL else None
-    withheld = principal.tool_refusal(member.server.path, backing.tool, shown_as)
+    shown_as = (message.get("params") or {}).get("name")
+    if backing.method == jsonrpc.PROMPTS_GET:
+        withheld = principal.prompt_refusal(member.server.path, backing.target, shown_as)
+    else:
+        shown_as = shown_as if backing.method == jsonrpc.TOOLS_CALL else None
+        withheld = principal.tool_refusal(member.server.path, backing.tool, shown_as)
     return (
         withheld or f"Access denied: '{principal.username}' may not do this on server '{member.server.path}'."
     )

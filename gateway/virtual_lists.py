@@ -12,7 +12,7 @@ import asyncio
 import logging
 
 from core.epochs import MISSING, EpochCache
-from gateway import jsonrpc, sessions, virtual_members, virtual_sessions
+from gateway import jsonrpc, messages, sessions, virtual_members, virtual_sessions
 from gateway.virtual_members import Caller, MemberFailed
 from virtual_servers.mapping import prompt_seen, resource_seen, tool_seen, uris_prefixed
 
@@ -27,6 +27,7 @@ LISTS = {
     "resources/list": "resources",
     "resources/templates/list": "resourceTemplates",
 }
+PINNED_SUBJECTS = {"tools/list": "tool", "prompts/list": "prompt"}
 
 
 async def merged(virtual, caller: Caller, method: str) -> list[dict]:
@@ -67,13 +68,25 @@ async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
             logger.info("A member of %s is left out of %s: %s", virtual.path, method, items)
             complete = False
             continue
-        for item in items:
+        for item in _pinned(caller.principal, member, method, items):
             seen, own = _seen(virtual, method, item, member)
             if seen is not None:
                 found.append((member, seen, own))
     if complete:
         LISTED.put(cache_key, found, caller.epochs[2])
     return found
+
+
+def _pinned(principal, member, method: str, items: list[dict]) -> list[dict]:
+    """A member's tools (or prompts) cut to those its server's operators approved as they are shown, by
+    the rule of the member's own path (gateway/messages.pinned_names): a change is held here too."""
+    subject = PINNED_SUBJECTS.get(method)
+    trust = principal.trust.get(member.server.path) if subject else None
+    if trust is None or (trust.pinned if subject == "tool" else trust.prompts) is None:
+        return items
+    named = [item for item in items if isinstance(item.get("name"), str)]
+    admitted = messages.pinned_names(trust, member.server.path, named, None, subject)
+    return [item for item in named if item["name"] in admitted]
 
 
 def _seen(virtual, method: str, item: dict, member) -> tuple[dict | None, str | None]:

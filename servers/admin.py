@@ -211,7 +211,7 @@ def diff_table(change: ToolChange) -> str:
         '<tr><th scope="row">{}</th><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>',
         (
             (name, _shown(old), _shown(new))
-            for name, old, new in field_diff(change.old_definition, change.new_definition)
+            for name, old, new in field_diff(change.old_definition, change.new_definition, change.subject)
         ),
     )
     head = format_html(
@@ -245,14 +245,25 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     """Changes of servers' tools since they were approved (servers/services/pins.py): each pending one is
     held until approved (pinned) or blocked, by those who may change its server."""
 
-    list_display = ("name", "server", "kind", "status", "scan", "seen_in", "found_at", "decided_by")
-    list_filter = ("status", "kind", "seen_in")
+    list_display = (
+        "name",
+        "subject",
+        "server",
+        "kind",
+        "status",
+        "scan",
+        "seen_in",
+        "found_at",
+        "decided_by",
+    )
+    list_filter = ("status", "subject", "kind", "seen_in")
     search_fields = ("name", "server__path")
     list_select_related = ("server", "decided_by")
     list_per_page = 100
     ordering = ("-found_at", "-id")
     fields = (
         "server",
+        "subject",
         "name",
         "kind",
         "status",
@@ -311,12 +322,14 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
             services.tool_change_approve(actor=request.user, change=change, override=True)
         self.message_user(request, f"{len(decided)} change(s) approved over their scan findings.")
 
-    @admin.action(description="Block the tools of the selected changes", permissions=["approve"])
+    @admin.action(
+        description="Block the tools (and prompts) of the selected changes", permissions=["approve"]
+    )
     def block_selected(self, request, queryset):
         decided = self._decidable(request, queryset)
         for change in decided:
             services.tool_change_block(actor=request.user, change=change)
-        self.message_user(request, f"{len(decided)} tool(s) blocked.")
+        self.message_user(request, f"{len(decided)} change(s) blocked.")
 
 
 @admin.register(HealthTransition)

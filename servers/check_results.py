@@ -9,10 +9,12 @@ from django.utils import timezone
 
 @dataclass
 class CheckResult:
-    """What one health check found; `tools` is None when the check could not list them."""
+    """What one health check found; `tools` is None when the check could not list them, `prompts` when
+    the server offers none or they could not be listed."""
 
     status: str
     detail: str
     tools: list[dict] | None = None
+    prompts: list[dict] | None = None
     checked_at: datetime = field(default_factory=timezone.now)
     elapsed_ms: int = 0

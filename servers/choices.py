@@ -33,6 +33,13 @@ NOT_HEALTHY = (HealthStatus.AUTH_REFUSED, HealthStatus.UNHEALTHY)
 DETAILED = (*NOT_HEALTHY, HealthStatus.NEEDS_CONNECTION)
 
 
+class PinSubject(models.TextChoices):
+    """What a pin or a change is about: a tool, or a prompt (servers/pins.py)."""
+
+    TOOL = "tool", "Tool"
+    PROMPT = "prompt", "Prompt"
+
+
 class ToolChangeKind(models.TextChoices):
     ADDED = "added", "Added"
     CHANGED = "changed", "Changed"
@@ -47,7 +54,7 @@ class ToolChangeStatus(models.TextChoices):
 
 class ToolChangeSeenIn(models.TextChoices):
     DISCOVERY = "discovery", "Tool discovery"
-    GATEWAY = "gateway", "A live tools/list through the gateway"
+    GATEWAY = "gateway", "A live list through the gateway"
 
 
 class Transport(models.TextChoices):

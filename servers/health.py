@@ -135,20 +135,46 @@ async def _session(url: str, *, transport: str, headers: dict[str, str], timeout
 
 async def _list_tools(client: Client) -> list[dict]:
     """Every tool over every `tools/list` page, first occurrence of a name winning."""
-    tools: dict[str, dict] = {}
+    return await _whole_list(
+        "tools/list", lambda cursor: client.list_tools(cursor=cursor), "tools", _tool_entry
+    )
+
+
+async def _list_prompts(client: Client) -> list[dict] | None:
+    """Every prompt of a server that offers prompts, as `prompts/list` spells them (servers/pins.py pins
+    them); None when it offers none or cannot list them (the check does not fail for it)."""
+    if client.server_capabilities.prompts is None:
+        return None
+    try:
+        return await _whole_list(
+            "prompts/list",
+            lambda cursor: client.list_prompts(cursor=cursor),
+            "prompts",
+            lambda prompt: definition_of(
+                prompt.model_dump(by_alias=True, exclude_none=True, mode="json"), "prompt"
+            ),
+        )
+    except Exception:  # noqa: BLE001 - a server's broken prompts/list leaves its prompts as they were
+        logger.info("prompts/list failed during a health check", exc_info=True)
+        return None
+
+
+async def _whole_list(method: str, fetch, key: str, entry) -> list[dict]:
+    """Every item over every page of a list method, first occurrence of a name winning."""
+    items: dict[str, dict] = {}
     cursor: str | None = None
     seen_cursors: set[str] = set()
     for _ in range(MAX_TOOL_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        for tool in page.tools:
-            tools.setdefault(tool.name, _tool_entry(tool))
+        page = await fetch(cursor)
+        for item in getattr(page, key):
+            items.setdefault(item.name, entry(item))
         cursor = page.next_cursor
         if cursor is None:
-            return list(tools.values())
+            return list(items.values())
         if cursor in seen_cursors:
-            raise ToolListingError("tools/list repeated a pagination cursor")
+            raise ToolListingError(f"{method} repeated a pagination cursor")
         seen_cursors.add(cursor)
-    raise ToolListingError(f"tools/list did not end after {MAX_TOOL_PAGES} pages")
+    raise ToolListingError(f"{method} did not end after {MAX_TOOL_PAGES} pages")
 
 
 def _tool_entry(tool: mcp_types.Tool) -> dict:
@@ -170,6 +196,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
         return CheckResult(status=HealthStatus.UNHEALTHY, detail=problem)
     watch = _HttpWatch(transport=transport)
     tools: list[dict] | None = None
+    prompts: list[dict] | None = None
     failure: BaseException | None = None
     try:
         with anyio.move_on_after(timeout):
@@ -177,6 +204,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
                 url, transport=transport, headers=headers, timeout=timeout, watch=watch
             ) as client:
                 tools = await _list_tools(client)
+                prompts = await _list_prompts(client)
     except Exception as exc:  # ExceptionGroup included: anyio task groups wrap the transport's errors
         failure = exc
     elapsed = time.monotonic() - started
@@ -191,6 +219,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
         status=status,
         detail=clip(detail),
         tools=tools,
+        prompts=prompts if tools is not None else None,
         checked_at=timezone.now(),
         elapsed_ms=round(elapsed * 1000),
     )

@@ -11,6 +11,7 @@ from servers.choices import (
     USER_CREDENTIAL_MODES,
     AuthType,
     HealthStatus,
+    PinSubject,
     ToolChangeKind,
     ToolChangeSeenIn,
     ToolChangeStatus,
@@ -66,6 +67,9 @@ class Server(models.Model):
     # next discovery pins what it finds), the digest of the pinned set, and whether changes are pinned
     # without an operator (audited all the same).
     tools_pinned_at = models.DateTimeField(null=True, blank=True)
+    prompts_pinned_at = models.DateTimeField(null=True, blank=True)
+    # Enabled again: its next discovery pins what it offers then, as registering does.
+    repin_on_discovery = models.BooleanField(default=False)
     tool_set_digest = models.CharField(max_length=64, blank=True)
     # The scan of the pinned set (servers/scanning.py), as /v0.1's scan receipt gives it.
     tools_scanned_at = models.DateTimeField(null=True, blank=True)
@@ -151,10 +155,11 @@ class Tool(models.Model):
 
 
 class ToolPin(models.Model):
-    """A tool's definition as an operator approved it (servers/pins.py says what it holds): the gateway
-    lets through only tools whose live definition has this digest."""
+    """A tool's or a prompt's definition as an operator approved it (servers/pins.py says what it holds):
+    the gateway lets through only tools and prompts whose live definition has this digest."""
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_pins")
+    subject = models.CharField(max_length=8, choices=PinSubject.choices, default=PinSubject.TOOL)
     name = models.CharField(max_length=200)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
@@ -166,7 +171,9 @@ class ToolPin(models.Model):
 
     class Meta:
         ordering = ["server_id", "name"]
-        constraints = [models.UniqueConstraint(fields=["server", "name"], name="tool_pin_unique_per_server")]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "subject", "name"], name="pin_unique_per_server")
+        ]
 
     def __str__(self) -> str:
         return f"{self.server.path}:{self.name}"
@@ -177,6 +184,7 @@ class ToolChange(models.Model):
     through the gateway; a new or changed tool is held until an operator approves or blocks it."""
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tool_changes")
+    subject = models.CharField(max_length=8, choices=PinSubject.choices, default=PinSubject.TOOL)
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=ToolChangeKind.choices)
     old_definition = models.JSONField(null=True, blank=True)
@@ -197,9 +205,9 @@ class ToolChange(models.Model):
         ordering = ["server_id", "name", "-found_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["server", "name", "new_digest"],
+                fields=["server", "subject", "name", "new_digest"],
                 condition=models.Q(status=ToolChangeStatus.PENDING),
-                name="tool_change_pending_once",
+                name="change_pending_once",
             )
         ]
 

@@ -1,5 +1,6 @@
 """What a pin holds of a tool: the parts of its definition that reach a model (name, title, description,
-input and output schemas, annotations), as MCP's `tools/list` spells them, and their digest. The same
+input and output schemas, annotations), as MCP's `tools/list` spells them, and their digest; of a prompt,
+its name, title, description and arguments, as `prompts/list` spells them. The same
 functions serve tool discovery (servers/services/pins.py), the gateway's look at live lists
 (gateway/messages.py) and the console's diff, so a tool is "the same" by one rule everywhere."""
 
@@ -10,11 +11,14 @@ import json
 from collections.abc import Mapping
 
 PINNED_FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+PROMPT_FIELDS = ("name", "title", "description", "arguments")
+FIELDS = {"tool": PINNED_FIELDS, "prompt": PROMPT_FIELDS}  # by servers.choices.PinSubject
 
 
-def definition_of(tool: Mapping) -> dict:
-    """The pinned parts of a `tools/list` entry (absent and null fields left out, so both read alike)."""
-    return {name: tool[name] for name in PINNED_FIELDS if tool.get(name) is not None}
+def definition_of(item: Mapping, subject: str = "tool") -> dict:
+    """The pinned parts of a `tools/list` (or `prompts/list`) entry (absent and null fields left out, so
+    both read alike)."""
+    return {name: item[name] for name in FIELDS[subject] if item.get(name) is not None}
 
 
 def digest_of(definition: Mapping) -> str:
@@ -29,7 +33,11 @@ def set_digest(digests: Mapping[str, str]) -> str:
     return digest_of(sorted(digests.items()))
 
 
-def field_diff(old: Mapping | None, new: Mapping | None) -> list[tuple[str, object, object]]:
+def field_diff(
+    old: Mapping | None, new: Mapping | None, subject: str = "tool"
+) -> list[tuple[str, object, object]]:
     """(field, old value, new value) of every pinned field that differs; None stands for absent."""
     old, new = old or {}, new or {}
-    return [(name, old.get(name), new.get(name)) for name in PINNED_FIELDS if old.get(name) != new.get(name)]
+    return [
+        (name, old.get(name), new.get(name)) for name in FIELDS[subject] if old.get(name) != new.get(name)
+    ]

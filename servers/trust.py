@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from core.epochs import MISSING
 from core.tool_trust import ToolTrust
-from servers.choices import ToolChangeKind, ToolChangeStatus
+from servers.choices import PinSubject, ToolChangeKind, ToolChangeStatus
 from servers.models import Server
 
 NOTHING_WITHHELD = None
@@ -48,16 +48,25 @@ def tool_trusts_cached(paths: Iterable[str], epoch):
 
 
 def _trust_of(path: str) -> ToolTrust | None:
-    server = Server.objects.filter(path=path).only("pk", "tools_pinned_at").first()
+    server = Server.objects.filter(path=path).only("pk", "tools_pinned_at", "prompts_pinned_at").first()
     if server is None:
         return NOTHING_WITHHELD
     blocked = dict(server.tool_blocks.values_list("name", "reason"))
-    pinned = dict(server.tool_pins.values_list("name", "digest")) if server.tools_pinned_at else None
-    held = frozenset(
-        server.tool_changes.filter(status=ToolChangeStatus.PENDING, kind=ToolChangeKind.CHANGED).values_list(
-            "name", flat=True
-        )
-    )
-    if not blocked and pinned is None:
+    pins: dict[str, dict[str, str]] = {PinSubject.TOOL: {}, PinSubject.PROMPT: {}}
+    for subject, name, digest in server.tool_pins.values_list("subject", "name", "digest"):
+        pins[subject][name] = digest
+    held: dict[str, set[str]] = {PinSubject.TOOL: set(), PinSubject.PROMPT: set()}
+    changed = server.tool_changes.filter(status=ToolChangeStatus.PENDING, kind=ToolChangeKind.CHANGED)
+    for subject, name in changed.values_list("subject", "name"):
+        held[subject].add(name)
+    pinned = pins[PinSubject.TOOL] if server.tools_pinned_at else None
+    prompts = pins[PinSubject.PROMPT] if server.prompts_pinned_at else None
+    if not blocked and pinned is None and prompts is None:
         return NOTHING_WITHHELD
-    return ToolTrust(blocked=blocked, pinned=pinned, held=held)
+    return ToolTrust(
+        blocked=blocked,
+        pinned=pinned,
+        held=frozenset(held[PinSubject.TOOL]),
+        prompts=prompts,
+        prompts_held=frozenset(held[PinSubject.PROMPT]),
+    )

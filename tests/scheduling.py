@@ -11,7 +11,8 @@ empty batches that no worker ever reports back on, so the last workers wait for 
 (pytest-dev/pytest-xdist#1378, #1323), and the test that killed a worker runs again and kills the next.
 Here the dead worker's test counts as done (it is already reported failed), only units with tests left go
 back, finished units leave a worker's books as they finish, and a worker is never left with one test and no
-next one to go on to (#1327)."""
+next one to go on to (#1327). A replacement worker gets work only once its collection is in, and one whose
+collection differs from the run's (the files changed on disk meanwhile) is stopped, not left waiting."""
 
 from xdist.scheduler import LoadScopeScheduling
 
@@ -32,8 +33,14 @@ class FileOrFolderScheduling(LoadScopeScheduling):
             del work[scope]
         self._reschedule(node)
 
+    def add_node_collection(self, node, collection) -> None:
+        super().add_node_collection(node, collection)
+        if node not in self.registered_collections:  # refused: not the run's collection
+            self.assigned_work.pop(node, None)
+            node.shutdown()
+
     def remove_node(self, node):
-        workload = self.assigned_work.pop(node)
+        workload = self.assigned_work.pop(node, {})
         pending = [nodeid for unit in workload.values() for nodeid, done in unit.items() if not done]
         if not pending:
             return None
@@ -47,8 +54,8 @@ class FileOrFolderScheduling(LoadScopeScheduling):
         return crashed
 
     def _reschedule(self, node) -> None:
-        if node.shutting_down:
-            return
+        if node.shutting_down or node not in self.registered_collections:
+            return  # a replacement worker whose collection is not in yet
         # A worker starts a test only once it holds the next one (or is told to stop): top it up to two.
         while self.workqueue and self._pending_of(self.assigned_work[node]) <= 2:
             self._assign_work_unit(node)

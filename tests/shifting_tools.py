@@ -1,5 +1,6 @@
-"""A real MCP server (the SDK's low-level server, streamable HTTP) whose tools a test changes between
-calls, as a server that turns on its users after approval would: `tools` is what it lists and serves now.
+"""A real MCP server (the SDK's low-level server, streamable HTTP) whose tools and prompts a test changes
+between calls, as a server that turns on its users after approval would: `tools` and `prompts` are what it
+lists and serves now.
 With `to_checker` set it lists that instead to clients that do not introduce themselves as LIVE_CLIENT
 (the registry's health check), so live sessions and the check see different definitions."""
 
@@ -35,9 +36,20 @@ ORIGINAL = {
 }
 
 
+PROMPTS = {
+    "review": types.Prompt(
+        name="review",
+        description="Review a change for mistakes.",
+        arguments=[types.PromptArgument(name="diff", description="The change to review.", required=True)],
+    ),
+}
+
+
 class ShiftingTools:
     def __init__(self):
         self.tools: dict[str, types.Tool] = copy.deepcopy(ORIGINAL)
+        self.prompts: dict[str, types.Prompt] = copy.deepcopy(PROMPTS)
+        self.prompts_got: list[str] = []  # the prompts got, in order
         self.to_checker: dict[str, types.Tool] | None = None
         self.calls: list[str] = []  # the tools called, in order
         self.running: UvicornThread | None = None
@@ -55,8 +67,25 @@ class ShiftingTools:
         text = json_text(params.arguments or {})
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name}: {text}")])
 
+    async def _list_prompts(self, ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=list(self.prompts.values()))
+
+    async def _get_prompt(self, ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        self.prompts_got.append(params.name)
+        prompt = self.prompts[params.name]
+        text = f"{prompt.description} {json_text(params.arguments or {})}"
+        return types.GetPromptResult(
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))]
+        )
+
     def start(self) -> ShiftingTools:
-        server = Server("Shifting Tools", on_list_tools=self._list, on_call_tool=self._call)
+        server = Server(
+            "Shifting Tools",
+            on_list_tools=self._list,
+            on_call_tool=self._call,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
         self.running = UvicornThread(server.streamable_http_app(), loopback_socket()).start()
         return self
 

@@ -19,6 +19,7 @@ import json
 import re
 
 from core.validators import normalize_path
+from servers import scanning
 
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")  # the MCP tool-name rule (SEP-986)
@@ -78,6 +79,8 @@ def settings_problem(value, schemas: dict[str, dict] | None) -> str | None:
             not isinstance(description, str) or len(description) > DESCRIPTION_MAX_LENGTH
         ):
             return f"{name}: a description is text of at most {DESCRIPTION_MAX_LENGTH} characters."
+        if description is not None and (problem := _scan_problem(alias or name, description)):
+            return f"{name}: {problem}"
         fixed = setting.get("fixed", {})
         if not isinstance(fixed, dict) or len(json.dumps(fixed)) > FIXED_MAX_BYTES:
             return f"{name}: fixed arguments are an object of at most {FIXED_MAX_BYTES} bytes."
@@ -89,6 +92,16 @@ def settings_problem(value, schemas: dict[str, dict] | None) -> str | None:
             if unknown:
                 return f"{name}: the tool takes no argument {', '.join(unknown)}."
     return None
+
+
+def _scan_problem(shown_as: str, description: str) -> str | None:
+    """A description override is what reaches models in place of the tool's own: the scan that holds a
+    server's tools (servers/scanning.py) refuses it."""
+    findings = scanning.scan({"name": shown_as, "description": description})
+    if not scanning.holds(findings):
+        return None
+    worst = findings[0]
+    return f"the description has a high-severity scan finding ({worst['rule']}: “{worst['evidence']}”)."
 
 
 def exposed_name(member_settings: dict, name: str) -> str:

@@ -10,6 +10,7 @@ from servers.check_results import CheckResult
 from servers.choices import NOT_HEALTHY, HealthStatus
 from servers.live.publish import health_changed
 from servers.models import HealthTransition, Server
+from servers.services.pins import prompts_pin
 from servers.services.tools import tools_store
 
 logger = logging.getLogger(__name__)
@@ -52,6 +53,11 @@ def server_health_record(*, server: Server, result: CheckResult) -> bool:
             tools_changed = tools_store(row, result.tools, discovered=True)
             if tools_changed:
                 fields += ["num_tools", "updated_at"]
+            if result.prompts is not None:
+                prompts_pin(row, result.prompts)
+            if row.repin_on_discovery:  # both lists pinned as offered: enabling approved them
+                row.repin_on_discovery = False
+                fields.append("repin_on_discovery")
         row.save(update_fields=fields)
         health_changed(row)  # every check: pages show when the server was last checked
     _copy_health(row, server)

@@ -161,7 +161,17 @@ def server_toggle(*, actor, server: Server, enabled: bool) -> Server:
         server.is_enabled = enabled
         server.health_status = status
         server.unhealthy_since = None
-        server.save(update_fields=["is_enabled", "health_status", "unhealthy_since", "updated_at"])
+        # Enabling approves what the server offers then, as registering does (servers/services/pins.py).
+        server.repin_on_discovery = enabled and server.tools_pinned_at is not None
+        server.save(
+            update_fields=[
+                "is_enabled",
+                "health_status",
+                "unhealthy_since",
+                "repin_on_discovery",
+                "updated_at",
+            ]
+        )
         health_changed(server)
         audit_event_record(
             actor=actor,

@@ -1,6 +1,12 @@
-"""Callers shared by the dashboard page and dashboard API tests."""
+"""Callers shared by the dashboard page and dashboard API tests; the changing server of the pinning tests."""
 
 import pytest
+
+from gateway import pins_seen
+from servers.health import check_and_record
+from servers.models import Server
+from tests.factories import ServerFactory
+from tests.shifting_tools import ShiftingTools
 
 
 @pytest.fixture
@@ -31,3 +37,20 @@ def viewer(member, scope_factory):
 def as_operator(client, operator):
     client.force_login(operator)
     return client
+
+
+@pytest.fixture
+def shifty():
+    """A real MCP server whose tools and prompts a test changes (tests/shifting_tools.py)."""
+    server = ShiftingTools().start()
+    pins_seen.forget()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pinned(shifty):
+    """The server registered at /shifty and discovered once: what it offered then is pinned."""
+    server = ServerFactory(path="/shifty", proxy_pass_url=shifty.url, health_status="unknown")
+    check_and_record(server.pk)
+    return Server.objects.get(pk=server.pk)

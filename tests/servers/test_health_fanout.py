@@ -42,12 +42,14 @@ def group(tmp_path):
         group.stop()
 
 
-async def next_message(socket) -> dict:
-    """The next message that is not a keep-alive."""
-    while True:
-        message = json.loads(await socket.recv())
-        if message.get("type") != "keepalive":
-            return message
+async def next_message(socket, timeout: float = 60) -> dict:
+    """The next message that is not a keep-alive; TimeoutError when none comes in `timeout` seconds (the
+    worker's check failed), so the test fails with its reason rather than waiting for its time limit."""
+    async with asyncio.timeout(timeout):
+        while True:
+            message = json.loads(await socket.recv())
+            if message.get("type") != "keepalive":
+                return message
 
 
 def test_a_workers_check_reaches_clients_of_both_web_processes(group, time_server, admin_user):
