@@ -112,6 +112,11 @@ def agents_discovered(principal, *, skills: list[str], tags: list[str], limit: i
 # Reserved for the semantic selectors (embedding search), added by their own change.
 
 
+def agent_exists(path: str) -> bool:
+    """Whether an agent is registered at `path` (the limits' rule asks: limits/rules.py)."""
+    return Agent.objects.filter(path=path).exists()
+
+
 def agent_for_gateway(principal, candidates: tuple[str, ...]) -> Agent | None:
     """The enabled agent a gateway path names (the longest of `candidates`) if `principal` may see it;
     None both when there is none and when it is hidden (answered alike, so existence does not leak)."""

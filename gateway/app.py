@@ -5,7 +5,8 @@ same Principal as every surface: registry or identity-provider bearer token, or 
 (it must be the caller's: gateway/sessions.py), then every message of the body by the one rule
 (gateway/jsonrpc.py) with the protocol headers agreeing with it. What is allowed is streamed to the
 server's `proxy_pass_url` with the server's own outbound headers in place of the client's credentials,
-within the caller's and the server's fair shares (gateway/limits.py). Sessions live between client and
+within the caller's and the server's fair shares (gateway/limits.py), and within the limits and
+quarantines operators set (gateway/quotas.py). Sessions live between client and
 server, so any gateway process serves any request. Anything that is not a gateway path goes to Django.
 """
 
@@ -35,12 +36,14 @@ from gateway import (
     messages,
     ordering,
     paths,
+    quotas,
     routing,
     sessions,
     virtual,
     virtual_sse,
 )
 from gateway.sign_in import SignInRefused
+from limits.cache import LIMITS
 from servers.cache import ROUTES, TRUST
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.cache import VIRTUALS
@@ -96,7 +99,7 @@ class Gateway(front.Front):
         if problem := headers.origin_problem(scope):
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = headers.first(scope, b"authorization")
-        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST)
+        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST, LIMITS)
         route = routing.cached_route(bearer_of(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(
@@ -104,6 +107,8 @@ class Gateway(front.Front):
             )
         server_path, principal = route.path, route.principal
         routing.check_binding(principal, target.candidates[0], server_path)
+        rules, reached = await quotas.rules(epochs[4]), quotas.target_of(route)
+        quotas.check_quarantine(rules, principal, reached)
         url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
         if query:
@@ -129,6 +134,8 @@ class Gateway(front.Front):
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
                 return await forwarding.json_answer(send, *answer)
+            if (limited := await quotas.mcp_refusal(rules, principal, reached, checked)) is not None:
+                return await forwarding.json_answer(send, *limited)
             body = checked.forward_body(raw)
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
             raise routing.Refusal(

@@ -76,6 +76,7 @@ GATEWAY_FIELDS = (
     "headers",
     "upstream_auth",
     "user_secret_header",
+    "tags",  # limits name servers by tag (limits/decision.py)
     "updated_at",
 )
 

@@ -31,10 +31,13 @@ from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import forwarding, front, headers, jsonrpc, sessions, upstream
+from gateway import forwarding, front, headers, jsonrpc, quotas, sessions, upstream
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
+from limits.cache import LIMITS
+from limits.choices import Counted, TargetKind
+from limits.decision import Target
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +59,12 @@ class AgentGateway(Front):
     async def serve(self, scope, receive, send, target: AgentPath) -> None:
         if problem := headers.origin_problem(scope):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
-        (epoch,) = await epochs_async(PRINCIPALS)
+        epoch, limits_epoch = await epochs_async(PRINCIPALS, LIMITS)
         principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epoch)
         if agent is None:
             raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
+        rules = await quotas.rules(limits_epoch)
+        quotas.check_quarantine(rules, principal, Target(TargetKind.AGENT, agent.path))
         method = scope["method"]
         if target.rest == CARD_PATH:
             if method != "GET":
@@ -70,7 +75,7 @@ class AgentGateway(Front):
                 send, 200, cards.gateway_card(agent, base_url_of_scope(scope))
             )
         if target.rest:
-            return await _rest(scope, receive, send, agent, principal, target.rest)
+            return await _rest(scope, receive, send, agent, principal, target.rest, rules)
         if method != "POST":
             raise Refusal(
                 405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
@@ -91,7 +96,7 @@ class AgentGateway(Front):
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )
         call = calls.from_jsonrpc(message)
-        await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw)
+        await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw, rules)
 
 
 def _route(scope, candidates: tuple[str, ...], epoch):
@@ -109,7 +114,7 @@ def _route(scope, candidates: tuple[str, ...], epoch):
     return principal, agent_for_gateway(principal, candidates)
 
 
-async def _rest(scope, receive, send, agent, principal, rest: str) -> None:
+async def _rest(scope, receive, send, agent, principal, rest: str, rules) -> None:
     """An HTTP+JSON (REST) request: its method and task from the path, its body when it has one."""
     raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
     try:
@@ -120,15 +125,28 @@ async def _rest(scope, receive, send, agent, principal, rest: str) -> None:
     call = calls.from_rest(scope["method"], rest, query, body)
     if call is None:
         raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A operation is {scope['method']} {rest[:200]}.")
-    await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw)
+    await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw, rules)
 
 
-async def _judged_and_forwarded(scope, receive, send, agent, principal, call: calls.Call, raw: bytes) -> None:
-    """One call: judged by the rule, its tasks and push URLs checked, forwarded, the answer passed back."""
+async def _judged_and_forwarded(
+    scope, receive, send, agent, principal, call: calls.Call, raw: bytes, rules
+) -> None:
+    """One call: judged by the rule and the limits, its tasks and push URLs checked, forwarded, the
+    answer passed back."""
     method = call.method
     if not principal.allows_mcp(agent.path, method):
         denied = f"Access denied: '{principal.username}' may not call {method[:100]} on agent '{agent.path}'."
         return await forwarding.json_answer(send, *call.refused(calls.ACCESS_DENIED, denied))
+    if method in tasks.SENDS:  # A2A messages count; task reads and cancels do not
+        target = Target(TargetKind.AGENT, agent.path)
+        judged = await quotas.verdict(rules, principal, target, {Counted.A2A: 1})
+        if judged.unavailable:
+            refused = call.refused(calls.UNAVAILABLE, quotas.UNAVAILABLE, status=503)
+            return await forwarding.json_answer(send, *refused, {"Retry-After": "1"})
+        if not judged.allowed:
+            data = {"retryAfterMs": judged.retry_after_ms}
+            refused = call.refused(calls.RATE_LIMITED, quotas.rate_limited(judged), data)
+            return await forwarding.json_answer(send, *refused, judged.headers)
     owner = sessions.owner(principal)
     if not await tasks.owns(agent.path, owner, *tasks.named(method, call.params)):
         return await forwarding.json_answer(send, *call.refused(tasks.TASK_NOT_FOUND, "Task not found"))

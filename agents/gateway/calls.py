@@ -14,8 +14,11 @@ from gateway import jsonrpc
 
 ACCESS_DENIED = -32050  # the gateway's own (A2A's -32001 is "task not found")
 INVALID_PARAMS = -32602
+RATE_LIMITED = -32023  # as on MCP (gateway/quotas.py): its data carries retryAfterMs
+UNAVAILABLE = -32603  # limits that cannot be counted now and fail closed
 REST_STATUS = {
     ACCESS_DENIED: (403, "PERMISSION_DENIED"),
+    RATE_LIMITED: (429, "RESOURCE_EXHAUSTED"),
     -32001: (404, "NOT_FOUND"),
     INVALID_PARAMS: (400, "INVALID_ARGUMENT"),
     jsonrpc.INTERNAL_ERROR: (502, "UNAVAILABLE"),
@@ -49,14 +52,24 @@ class Call:
     path: str = ""  # REST: what follows `.../a2a`, with its query
     extra: dict = field(default_factory=dict)
 
-    def refused(self, code: int, text: str) -> tuple[int, dict]:
+    def refused(
+        self, code: int, text: str, data: dict | None = None, status: int | None = None
+    ) -> tuple[int, dict]:
         """(HTTP status, body) of the gateway's own answer: a JSON-RPC error (200; 502 when the agent
-        could not answer), or REST's {"error": {code, status, message}}."""
+        could not answer; 429 when rate limited; `status` when given), or REST's {"error": {code, status,
+        message}} (with `data`'s fields under `details`)."""
         if not self.rest:
-            status = 502 if code == jsonrpc.INTERNAL_ERROR else 200
-            return status, jsonrpc.error_message(self.request_id, code, text)
-        status, name = REST_STATUS[code]
-        return status, {"error": {"code": status, "status": name, "message": text}}
+            status = status or {jsonrpc.INTERNAL_ERROR: 502, RATE_LIMITED: 429}.get(code, 200)
+            message = jsonrpc.error_message(self.request_id, code, text)
+            if data is not None:
+                message["error"]["data"] = data
+            return status, message
+        status_of, name = REST_STATUS.get(code, (502, "UNAVAILABLE"))
+        status = status or status_of
+        error = {"code": status, "status": name, "message": text}
+        if data is not None:
+            error["details"] = [data]
+        return status, {"error": error}
 
     def result(self, payload):
         """The result an answer (or a streamed event) carries."""

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "servers",
     "connections",
     "virtual_servers",
+    "limits",
     "gateway",
     "oauth",
     "catalog",
@@ -162,6 +163,8 @@ A2A_GATEWAY_URLS = env.bool("A2A_GATEWAY_URLS", default=True)
 # A tool definition the scanner finds a high-severity problem in (servers/scanning.py) is never pinned by
 # itself (first discovery, servers approved automatically): an operator approves it with an override.
 TOOL_SCAN_HIGH_HOLDS = env.bool("TOOL_SCAN_HIGH_HOLDS", default=True)
+# Whether an agent is registered at a path, for the limits' rule (limits/rules.py): agents are above it.
+LIMIT_AGENT_EXISTS = "agents.selectors.agent_exists"
 # The headers of health checks and tool discovery, from the app that stores upstream credentials.
 UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
 # What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above

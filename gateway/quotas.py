@@ -1,0 +1,111 @@
+"""Limits and quarantine where the gateway carries traffic, for every kind of target (servers and virtual
+servers here, A2A agents in agents/gateway/app.py): limits/decision.py decides; this module reads the
+snapshot for the request's epoch, counts what a request calls, and words the refusal the way each
+protocol expects (MCP: HTTP 429 with `Retry-After` and the IETF RateLimit headers, each counted request
+answered with the draft JSON-RPC error -32023 carrying `retryAfterMs`)."""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+
+from channels.db import database_sync_to_async
+
+from core.epochs import MISSING
+from core.errors import ErrorCode
+from gateway import jsonrpc
+from gateway.routing import Refusal
+from limits import counting
+from limits.choices import Counted, TargetKind
+from limits.decision import ALLOWED, Rules, Target, Verdict
+from limits.selectors import rules_cached, rules_for
+
+RATE_LIMITED = -32023  # the draft MCP error (SEP-3304): its data carries retryAfterMs
+COUNTED_MCP = {
+    "tools/call": Counted.TOOLS,
+    "prompts/get": Counted.PROMPTS,
+    "resources/read": Counted.RESOURCES,
+}
+UNAVAILABLE = "Calls to this target are limited and the limits cannot be counted now; try again shortly."
+
+
+async def rules(epoch) -> Rules:
+    """Every limit and quarantine: this process's snapshot of `epoch`, read from the database once."""
+    found = rules_cached(epoch)
+    if found is MISSING:
+        found = await database_sync_to_async(rules_for)(epoch)
+    return found
+
+
+def target_of(route) -> Target:
+    if route.virtual is not None:
+        return Target(TargetKind.VIRTUAL_SERVER, route.virtual.path)
+    return Target(TargetKind.SERVER, route.server.path, tuple(route.server.tags or ()))
+
+
+def check_quarantine(found: Rules, principal, target: Target) -> None:
+    """Refusal(403) when the caller or the target is quarantined, with the reason the operator gave."""
+    if (reason := found.quarantined(principal, target)) is not None:
+        raise Refusal(403, ErrorCode.PERMISSION_DENIED, quarantined(reason))
+
+
+def quarantined(reason: str) -> str:
+    return f"Quarantined by an operator: {reason}"
+
+
+async def verdict(found: Rules, principal, target: Target, counted: dict[str, int]) -> Verdict:
+    """Count these calls (by kind) against every limit that applies, in one round trip."""
+    if not found.limits or not counted:
+        return ALLOWED
+    return await counting.take(found.costs(principal, target, counted))
+
+
+def mcp_counted(checked) -> dict[str, int]:
+    """The calls a checked POST forwards, by kind (listing and session upkeep do not count)."""
+    return dict(Tally(COUNTED_MCP[method] for method, _ in checked.calls if method in COUNTED_MCP))
+
+
+async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple[int, object, dict] | None:
+    """(status, JSON-RPC answer, headers) when the POST's calls are over a limit (none of them is then
+    forwarded), or None."""
+    counted = mcp_counted(checked) if checked is not None else {}
+    judged = await verdict(found, principal, target, counted)
+    if judged.allowed:
+        return None
+    if judged.unavailable:
+        code, text, status, data, headers = (
+            jsonrpc.INTERNAL_ERROR,
+            UNAVAILABLE,
+            503,
+            None,
+            {"Retry-After": "1"},
+        )
+    else:
+        text = rate_limited(judged)
+        code, status, data, headers = (
+            RATE_LIMITED,
+            429,
+            {"retryAfterMs": judged.retry_after_ms},
+            judged.headers,
+        )
+    # Every request of the POST is answered so (none is forwarded); notifications go nowhere.
+    errors = [
+        _error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
+    ]
+    errors += checked.denied
+    payload = errors if checked.batch else errors[0]
+    return status, payload, headers
+
+
+def rate_limited(judged: Verdict) -> str:
+    window = judged.denied_by
+    return (
+        f"Rate limited: at most {window.limit} calls per {window.window} here; "
+        f"retry in {judged.retry_after_ms / 1000:.1f} s."
+    )
+
+
+def _error(request_id, code: int, text: str, data: dict | None) -> dict:
+    message = jsonrpc.error_message(request_id, code, text)
+    if data is not None:
+        message["error"]["data"] = data
+    return message
