@@ -132,6 +132,9 @@ def _locks_out(actor, kind: str, name: str) -> bool:
         return False
     if kind == CallerKind.USER:
         return actor.username == name
-    if kind == CallerKind.GROUP:
-        return actor.groups.filter(name=name).exists()
+    if kind == CallerKind.GROUP:  # a Principal's groups are names; a User's, a manager
+        groups = (
+            actor.groups if isinstance(actor.groups, tuple) else actor.groups.values_list("name", flat=True)
+        )
+        return name in groups
     return False
