@@ -108,7 +108,7 @@ class Gateway(front.Front):
         server_path, principal = route.path, route.principal
         routing.check_binding(principal, target.candidates[0], server_path)
         rules, reached = await quotas.rules(epochs[4]), quotas.target_of(route)
-        quotas.check_quarantine(rules, principal, reached)
+        await quotas.check_quarantine(rules, principal, reached)
         url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
         if query:

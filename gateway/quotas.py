@@ -6,18 +6,24 @@ answered with the draft JSON-RPC error -32023 carrying `retryAfterMs`)."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter as Tally
 
 from channels.db import database_sync_to_async
+from redis.exceptions import RedisError
 
 from core.epochs import MISSING
 from core.errors import ErrorCode
+from core.redis_clients import async_client
 from gateway import jsonrpc
 from gateway.routing import Refusal
 from limits import counting
 from limits.choices import Counted, TargetKind
 from limits.decision import ALLOWED, Rules, Target, Verdict
 from limits.selectors import rules_cached, rules_for
+from metrics.aggregates import refusal_counted as refusal_counted_at
+
+logger = logging.getLogger(__name__)
 
 RATE_LIMITED = -32023  # the draft MCP error (SEP-3304): its data carries retryAfterMs
 COUNTED_MCP = {
@@ -42,10 +48,31 @@ def target_of(route) -> Target:
     return Target(TargetKind.SERVER, route.server.path, tuple(route.server.tags or ()))
 
 
-def check_quarantine(found: Rules, principal, target: Target) -> None:
+async def check_quarantine(found: Rules, principal, target: Target) -> None:
     """Refusal(403) when the caller or the target is quarantined, with the reason the operator gave."""
     if (reason := found.quarantined(principal, target)) is not None:
+        await refusal_counted(principal, target, "quarantined")
         raise Refusal(403, ErrorCode.PERMISSION_DENIED, quarantined(reason))
+
+
+async def refusal_counted(principal, target: Target, reason: str) -> None:
+    """One refused call in the exported counter (metrics/aggregates.py), by target, caller kind, reason;
+    a count Redis cannot take is logged and the refusal stands."""
+    key, field = refusal_counted_at(target.path, caller_kind(principal), reason)
+    try:
+        await async_client().hincrby(key, field, 1)
+    except (RedisError, OSError):
+        logger.warning("Could not count a refused call of %s.", target.path)
+
+
+def caller_kind(principal) -> str:
+    if not principal.is_authenticated:
+        return "anonymous"
+    if principal.client_id and principal.user is None:
+        return "application"
+    if principal.user is not None and principal.user.is_service_account:
+        return "service_account"
+    return "user"
 
 
 def quarantined(reason: str) -> str:
@@ -71,6 +98,7 @@ async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple
     judged = await verdict(found, principal, target, counted)
     if judged.allowed:
         return None
+    await refusal_counted(principal, target, "limits_unavailable" if judged.unavailable else "rate_limited")
     if judged.unavailable:
         code, text, status, data, headers = (
             jsonrpc.INTERNAL_ERROR,

@@ -1,10 +1,12 @@
-"""Cumulative aggregates of the six exported instruments, kept in Redis so that every ingestion process
-adds to the same totals and every exporter (scrape or OTLP, now or after a restart) reads them.
+"""Cumulative aggregates of the exported instruments, kept in Redis so that every ingestion process adds
+to the same totals and every exporter (scrape or OTLP, now or after a restart) reads them. One more
+instrument is counted where it happens, not ingested: the gateway's refusals by a limit or a quarantine
+(`refusal_counted`), so a refused call costs no metric message.
 
 Ingestion calls `record` inside the Redis transaction that also buffers the batch, so each accepted
 metric changes the aggregates exactly once. Both exporters read them through `snapshot`.
 
-Layout (one hash per instrument, so a snapshot is six HGETALLs in one transaction):
+Layout (one hash per instrument, so a snapshot is one HGETALL each in one transaction):
 
 - `registry:metrics:agg:<instrument>`: fields `c:<series>` (count), and for histograms `s:<series>`
   (sum of seconds) and `b<i>:<series>` (observations in bucket i, not cumulative; i = len(BUCKET_BOUNDS)
@@ -105,6 +107,15 @@ PROTOCOL_LATENCY = Instrument(
     "Time between two MCP protocol steps of one session.",
     "s",
 )
+GATEWAY_REFUSALS = Instrument(
+    "mcp_gateway_refusals_total",
+    "counter",
+    ("service", "caller_kind", "reason"),
+    "Gateway calls refused by a limit (rate_limited, limits_unavailable) or a quarantine (quarantined).",
+    "{refusal}",
+)
+REFUSAL_REASONS = ("rate_limited", "limits_unavailable", "quarantined")
+CALLER_KINDS = ("user", "service_account", "application", "anonymous")
 INSTRUMENTS: tuple[Instrument, ...] = (
     AUTH_REQUESTS,
     TOOL_EXECUTIONS,
@@ -112,6 +123,7 @@ INSTRUMENTS: tuple[Instrument, ...] = (
     AUTH_DURATION,
     TOOL_DURATION,
     PROTOCOL_LATENCY,
+    GATEWAY_REFUSALS,
 )
 
 
@@ -278,6 +290,17 @@ def record(pipe: redis.client.Pipeline, metrics: list[dict]) -> None:
         _tool_script()(keys=[TOOL_NAMES_KEY, TOOL_EXECUTIONS.key, TOOL_DURATION.key], args=args, client=pipe)
     if counters or histograms or tools:
         pipe.set(STARTED_AT_KEY, f"{time.time():.6f}", nx=True)
+
+
+def refusal_counted(service: str, caller_kind: str, reason: str) -> tuple[str, str]:
+    """(hash key, field) the gateway increments for one refused call: labels bounded by the choices and
+    the registered targets' paths."""
+    labels = [
+        service[:200],
+        caller_kind if caller_kind in CALLER_KINDS else OTHER,
+        reason if reason in REFUSAL_REASONS else OTHER,
+    ]
+    return GATEWAY_REFUSALS.key, f"c:{_series(labels)}"
 
 
 # -- read side ----------------------------------------------------------------------------------------

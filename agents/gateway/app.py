@@ -64,7 +64,7 @@ class AgentGateway(Front):
         if agent is None:
             raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
         rules = await quotas.rules(limits_epoch)
-        quotas.check_quarantine(rules, principal, Target(TargetKind.AGENT, agent.path))
+        await quotas.check_quarantine(rules, principal, Target(TargetKind.AGENT, agent.path))
         method = scope["method"]
         if target.rest == CARD_PATH:
             if method != "GET":
@@ -140,6 +140,9 @@ async def _judged_and_forwarded(
     if method in tasks.SENDS:  # A2A messages count; task reads and cancels do not
         target = Target(TargetKind.AGENT, agent.path)
         judged = await quotas.verdict(rules, principal, target, {Counted.A2A: 1})
+        if not judged.allowed:
+            reason = "limits_unavailable" if judged.unavailable else "rate_limited"
+            await quotas.refusal_counted(principal, target, reason)
         if judged.unavailable:
             refused = call.refused(calls.UNAVAILABLE, quotas.UNAVAILABLE, status=503)
             return await forwarding.json_answer(send, *refused, {"Retry-After": "1"})

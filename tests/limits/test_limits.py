@@ -13,6 +13,7 @@ from accounts.models import AuditEvent
 from limits import counting
 from limits.rules import LimitRefused
 from limits.services import limit_set, quarantine_lift, quarantine_set
+from metrics import aggregates
 from tests.conftest import unused_port
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
@@ -101,6 +102,13 @@ def answer_of(headers: dict, raw: bytes):
     return sse_messages(raw)[0] if streamed else json.loads(raw)
 
 
+def refusals() -> list[tuple[dict, int]]:
+    """The exported counter of refused calls: (labels, count) of each series."""
+    return [
+        (point.labels, point.value) for point in aggregates.snapshot().series["mcp_gateway_refusals_total"]
+    ]
+
+
 def per_minute(limit: int) -> list[dict]:
     return [{"per": "minute", "limit": limit}]
 
@@ -140,6 +148,7 @@ def test_a_callers_limit_counts_exactly_to_the_window_edge_and_answers_429_with_
     }
     assert after == ["echo: text=hi"]
     assert upstreams[0].calls == ["echo"] * 4
+    assert refusals() == [({"service": "/alpha", "caller_kind": "user", "reason": "rate_limited"}, 2)]
 
 
 def test_listing_and_session_upkeep_never_count(gateway, upstreams, callers, clock):
@@ -264,6 +273,7 @@ def test_a_quarantined_target_refuses_everyone_with_the_reason(gateway, upstream
     assert status == 403
     assert json.loads(body)["detail"] == "Quarantined by an operator: leaking data, under review"
     assert other == 200
+    assert refusals() == [({"service": "/alpha", "caller_kind": "user", "reason": "quarantined"}, 1)]
 
 
 @pytest.mark.parametrize(("fail_open", "expected"), [(True, 200), (False, 503)])
