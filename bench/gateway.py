@@ -103,6 +103,14 @@ pinned = Server.objects.create(path="/pinned", name="Pinned", description="d", p
                                is_enabled=True)
 check_and_record(pinned.pk)  # a real discovery: its 50 tools are pinned as the server lists them
 assert pinned.tool_pins.count() == 50, "the pinned route's tools were not pinned"
+Server.objects.create(path="/limited", name="Limited", description="d", proxy_pass_url="{upstream}",
+                      is_enabled=True)
+from limits.services import limit_set
+for axes, per in (({"caller_kind": "user", "caller": "bench-admin"}, "second"),
+                  ({"target_kind": "server", "target": "/limited"}, "minute"),
+                  ({"caller_kind": "user", "caller": "bench-admin", "target_kind": "server", "target": "/limited"},
+                   "hour")):
+    limit_set(actor=None, windows=[{"per": per, "limit": 1_000_000_000}], **axes)  # three limits, never hit
 grant = user_token_issue(principal=principal, requested_scopes=None, expires_in_hours=2, description="bench",
                          admin=True)
 print(grant.access_token)
@@ -337,6 +345,7 @@ def main() -> None:
                     ("gateway, shared headers", f"http://127.0.0.1:{port}/shared/mcp", auth),
                     ("gateway, each user's secret", f"http://127.0.0.1:{port}/keyed/mcp", auth),
                     ("gateway, each user's sign-in", f"http://127.0.0.1:{port}/signed/mcp", auth),
+                    ("gateway, three limits", f"http://127.0.0.1:{port}/limited/mcp", auth),
                     (VIRTUAL, f"http://127.0.0.1:{port}/v5/mcp", auth),
                     ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
@@ -401,6 +410,10 @@ def main() -> None:
             f"built-in gateway / nginx proxy_pass throughput, {clients} clients: "
             f"{gateway[clients] / proxy_pass[clients]:.2f}"
         )
+    medians = {(clients, name): statistics.median(latencies) * 1000 for clients, name, latencies, _ in rows}
+    for clients in sorted(gateway):
+        limited = medians[(clients, "gateway, three limits")] - medians[(clients, "built-in gateway")]
+        print(f"three limits against none, {clients} clients: {limited:+.2f} ms p50")
     print("\n| clients | tools/list | first | p50 | p99 | req/s |")
     print("| --- | --- | --- | --- | --- | --- |")
     for clients, name, first, latencies, count in list_rows:

@@ -134,7 +134,9 @@ class Gateway(front.Front):
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
                 return await forwarding.json_answer(send, *answer)
-            if (limited := await quotas.mcp_refusal(rules, principal, reached, checked)) is not None:
+            if route.virtual is None and (
+                limited := await quotas.mcp_refusal(rules, principal, reached, checked)
+            ):
                 return await forwarding.json_answer(send, *limited)
             body = checked.forward_body(raw)
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):

@@ -92,8 +92,8 @@ def mcp_counted(checked) -> dict[str, int]:
 
 
 async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple[int, object, dict] | None:
-    """(status, JSON-RPC answer, headers) when the POST's calls are over a limit (none of them is then
-    forwarded), or None."""
+    """(status, JSON-RPC answer, headers) when the POST's calls to a server are over a limit (none of them
+    is then forwarded), or None. A virtual server's calls are judged once routed (`member_refusal`)."""
     counted = mcp_counted(checked) if checked is not None else {}
     judged = await verdict(found, principal, target, counted)
     if judged.allowed:
@@ -137,3 +137,37 @@ def _error(request_id, code: int, text: str, data: dict | None) -> dict:
     if data is not None:
         message["error"]["data"] = data
     return message
+
+
+async def member_refusal(caller, member, message: dict) -> dict | None:
+    """Behind a virtual server, a routed request is judged here, once its member is known: the member
+    server's quarantine, then the limits of the virtual server and of the member server together, in one
+    count (a limit on a server holds however its calls arrive, and a call one of them refuses uses up
+    neither): the JSON-RPC error to answer, or None."""
+    found = await rules(caller.epochs[4])
+    if not found.limits and not found.quarantines:
+        return None
+    target = Target(TargetKind.SERVER, member.server.path, tuple(member.server.tags or ()))
+    request_id = message.get("id")
+    if (reason := found.quarantined(caller.principal, target)) is not None:
+        await refusal_counted(caller.principal, target, "quarantined")
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, quarantined(reason))
+    kind = COUNTED_MCP.get(message.get("method"))
+    if kind is None or not found.limits:
+        return None
+    virtual = Target(TargetKind.VIRTUAL_SERVER, caller.virtual_path)
+    costs = {
+        **found.costs(caller.principal, virtual, {kind: 1}),
+        **found.costs(caller.principal, target, {kind: 1}),  # a limit on both counts the call once
+    }
+    judged = await counting.take(
+        dict(sorted(costs.items(), key=lambda item: (item[0].seconds, item[0].limit)))
+    )
+    if judged.allowed:
+        return None
+    await refusal_counted(
+        caller.principal, target, "limits_unavailable" if judged.unavailable else "rate_limited"
+    )
+    if judged.unavailable:
+        return _error(request_id, jsonrpc.INTERNAL_ERROR, UNAVAILABLE, None)
+    return _error(request_id, RATE_LIMITED, rate_limited(judged), {"retryAfterMs": judged.retry_after_ms})

@@ -30,6 +30,7 @@ from gateway import (
     jsonrpc,
     limits,
     messages,
+    quotas,
     sessions,
     virtual_asks,
     virtual_lists,
@@ -140,6 +141,8 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         member, routed = found["member"], found["message"]
         if denial := _member_denial(caller.principal, member, message, routed):
             return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denial), None
+        if refused := await quotas.member_refusal(caller, member, message):
+            return refused, None
         try:
             return await virtual_members.ask(caller, member, routed), None
         except MemberFailed as failed:
@@ -329,6 +332,8 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
         return await forwarding.json_answer(
             send, 200, jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, denial)
         )
+    if refused := await quotas.member_refusal(caller, member, message):
+        return await forwarding.json_answer(send, 200, refused)
     try:
         headers = await virtual_members.credential(member, principal, caller.epoch)
         opened = await virtual_members.member_session(caller, member, headers)

@@ -26,6 +26,7 @@ from tests.gateway.gateway_calls import (  # noqa: F401
     sse_messages,
 )
 from tests.shifting_tools import ShiftingTools
+from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -328,3 +329,33 @@ async def _in_thread(function, **kwargs):
     from asgiref.sync import sync_to_async
 
     return await sync_to_async(function, thread_sensitive=False)(**kwargs)
+
+
+def test_behind_a_virtual_server_its_own_limits_and_its_members_count_together(
+    gateway, upstreams, callers, clock
+):
+    virtual_server_create(
+        actor=None, path="/bundle", definition={"name": "Bundle", "members": [{"server": "/alpha"}]}
+    )
+    limit_set(actor=None, target_kind="server", target="/alpha", windows=per_minute(4))
+    limit_set(
+        actor=None,
+        caller_kind="user",
+        caller="bo",
+        target_kind="virtual_server",
+        target="/bundle",
+        windows=per_minute(1),
+    )
+
+    ana = calls(gateway, callers["ana"], "/bundle", times=2)
+    bo = calls(gateway, callers["bo"], "/bundle", times=2)
+    ana_again = calls(gateway, callers["ana"], "/bundle", times=2)
+
+    assert ana == ["echo: text=hi"] * 2
+    assert bo == ["echo: text=hi", "-32023: Rate limited: at most 1 calls per minute here; retry in 59.8 s."]
+    # bo's refused call used up nothing of /alpha's window: exactly one call was left in it
+    assert ana_again == [
+        "echo: text=hi",
+        "-32023: Rate limited: at most 4 calls per minute here; retry in 59.8 s.",
+    ]
+    assert upstreams[0].calls == ["echo"] * 4
