@@ -79,11 +79,32 @@ def quarantined(reason: str) -> str:
     return f"Quarantined by an operator: {reason}"
 
 
-async def verdict(found: Rules, principal, target: Target, counted: dict[str, int]) -> Verdict:
-    """Count these calls (by kind) against every limit that applies, in one round trip."""
+async def verdict(
+    found: Rules, principal, target: Target, counted: dict[str, int], also: tuple[Target, ...] = ()
+) -> Verdict:
+    """Count these calls (by kind) to `target` (and to the targets `also` reached with it) against every
+    limit that applies, in one round trip; a refusal is counted in the exported counter under `target`."""
     if not found.limits or not counted:
         return ALLOWED
-    return await counting.take(found.costs(principal, target, counted))
+    judged = await counting.take(found.costs(principal, (target, *also), counted))
+    if not judged.allowed:
+        await refusal_counted(
+            principal, target, "limits_unavailable" if judged.unavailable else "rate_limited"
+        )
+    return judged
+
+
+def refusal(judged: Verdict) -> tuple[int, int, str, dict | None, dict[str, str]]:
+    """How a refused verdict is answered, whatever the protocol: (HTTP status, JSON-RPC code, message,
+    the error's data, headers)."""
+    if judged.unavailable:
+        return 503, jsonrpc.INTERNAL_ERROR, UNAVAILABLE, None, {"Retry-After": "1"}
+    window = judged.denied_by
+    text = (
+        f"Rate limited: at most {window.limit} calls per {window.window} here; "
+        f"retry in {judged.retry_after_ms / 1000:.1f} s."
+    )
+    return 429, RATE_LIMITED, text, {"retryAfterMs": judged.retry_after_ms}, judged.headers
 
 
 def mcp_counted(checked) -> dict[str, int]:
@@ -94,27 +115,10 @@ def mcp_counted(checked) -> dict[str, int]:
 async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple[int, object, dict] | None:
     """(status, JSON-RPC answer, headers) when the POST's calls to a server are over a limit (none of them
     is then forwarded), or None. A virtual server's calls are judged once routed (`member_refusal`)."""
-    counted = mcp_counted(checked) if checked is not None else {}
-    judged = await verdict(found, principal, target, counted)
+    judged = await verdict(found, principal, target, mcp_counted(checked))
     if judged.allowed:
         return None
-    await refusal_counted(principal, target, "limits_unavailable" if judged.unavailable else "rate_limited")
-    if judged.unavailable:
-        code, text, status, data, headers = (
-            jsonrpc.INTERNAL_ERROR,
-            UNAVAILABLE,
-            503,
-            None,
-            {"Retry-After": "1"},
-        )
-    else:
-        text = rate_limited(judged)
-        code, status, data, headers = (
-            RATE_LIMITED,
-            429,
-            {"retryAfterMs": judged.retry_after_ms},
-            judged.headers,
-        )
+    status, code, text, data, headers = refusal(judged)
     # Every request of the POST is answered so (none is forwarded); notifications go nowhere.
     errors = [
         _error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
@@ -122,14 +126,6 @@ async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple
     errors += checked.denied
     payload = errors if checked.batch else errors[0]
     return status, payload, headers
-
-
-def rate_limited(judged: Verdict) -> str:
-    window = judged.denied_by
-    return (
-        f"Rate limited: at most {window.limit} calls per {window.window} here; "
-        f"retry in {judged.retry_after_ms / 1000:.1f} s."
-    )
 
 
 def _error(request_id, code: int, text: str, data: dict | None) -> dict:
@@ -153,21 +149,9 @@ async def member_refusal(caller, member, message: dict) -> dict | None:
         await refusal_counted(caller.principal, target, "quarantined")
         return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, quarantined(reason))
     kind = COUNTED_MCP.get(message.get("method"))
-    if kind is None or not found.limits:
-        return None
     virtual = Target(TargetKind.VIRTUAL_SERVER, caller.virtual_path)
-    costs = {
-        **found.costs(caller.principal, virtual, {kind: 1}),
-        **found.costs(caller.principal, target, {kind: 1}),  # a limit on both counts the call once
-    }
-    judged = await counting.take(
-        dict(sorted(costs.items(), key=lambda item: (item[0].seconds, item[0].limit)))
-    )
+    judged = await verdict(found, caller.principal, target, {kind: 1} if kind else {}, also=(virtual,))
     if judged.allowed:
         return None
-    await refusal_counted(
-        caller.principal, target, "limits_unavailable" if judged.unavailable else "rate_limited"
-    )
-    if judged.unavailable:
-        return _error(request_id, jsonrpc.INTERNAL_ERROR, UNAVAILABLE, None)
-    return _error(request_id, RATE_LIMITED, rate_limited(judged), {"retryAfterMs": judged.retry_after_ms})
+    _, code, text, data, _ = refusal(judged)
+    return _error(request_id, code, text, data)

@@ -92,13 +92,16 @@ class Rules:
                 return reason
         return None
 
-    def costs(self, principal: Principal, target: Target, counted: Mapping[str, int]) -> dict[Counter, int]:
-        """The counters calls go to, each with how many of `counted` (calls by kind: limits/choices.Counted)
-        it counts, tightest window first."""
+    def costs(
+        self, principal: Principal, targets: tuple[Target, ...], counted: Mapping[str, int]
+    ) -> dict[Counter, int]:
+        """The counters calls to `targets` go to (a virtual server and the member it routes to are counted
+        together; a limit that reaches both counts a call once), each with how many of `counted` (calls
+        by kind: limits/choices.Counted) it counts, tightest window first."""
         found: dict[Counter, int] = {}
         for rule in self.limits:
             cost = sum(number for kind, number in counted.items() if kind in rule.counts)
-            if not cost or not rule.reaches(target):
+            if not cost or not any(rule.reaches(target) for target in targets):
                 continue
             key = rule.caller_key(principal)
             if key is not None:

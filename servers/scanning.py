@@ -17,6 +17,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -133,19 +134,31 @@ def scan(definition: Mapping, siblings: Iterable[str] = ()) -> list[dict]:
     rest = {key: value for key, value in definition.items() if key not in ("title", "description")}
     findings = compiled.match(described, "description") if described else []
     findings += compiled.match(json.dumps(rest, ensure_ascii=False, sort_keys=True), "definition")
-    name = definition.get("name")
-    for other in sorted(set(siblings) - {name}):
-        if _IDENTIFIER.match(other) and re.search(rf"(?<![\w.\-]){re.escape(other)}(?![\w\-])", described):
-            findings.append(
-                {
-                    "rule": "cross_tool_reference",
-                    "severity": LOW,
-                    "category": "tool_reference",
-                    "field": "description",
-                    "evidence": other,
-                }
-            )
+    pattern = _references(frozenset(siblings))
+    named = set(pattern.findall(described)) - {definition.get("name")} if pattern and described else set()
+    if named:
+        findings.append(
+            {
+                "rule": "cross_tool_reference",
+                "severity": LOW,
+                "category": "tool_reference",
+                "field": "description",
+                "evidence": min(named),
+            }
+        )
     return sorted(_unique(findings), key=lambda found: (SEVERITY_ORDER[found["severity"]], found["rule"]))
+
+
+@lru_cache(maxsize=64)
+def _references(siblings: frozenset[str]) -> re.Pattern | None:
+    """One pattern for every identifier-like name of a server's tools (longest first, so a name is never
+    matched by its prefix), compiled once per tool set rather than once per tool and name."""
+    names = sorted(
+        (name for name in siblings if _IDENTIFIER.match(name)), key=lambda name: (-len(name), name)
+    )
+    if not names:
+        return None
+    return re.compile(rf"(?<![\w.\-])({'|'.join(map(re.escape, names))})(?![\w\-])")
 
 
 def _unique(findings: list[dict]) -> list[dict]:

@@ -141,15 +141,8 @@ async def _judged_and_forwarded(
         target = Target(TargetKind.AGENT, agent.path)
         judged = await quotas.verdict(rules, principal, target, {Counted.A2A: 1})
         if not judged.allowed:
-            reason = "limits_unavailable" if judged.unavailable else "rate_limited"
-            await quotas.refusal_counted(principal, target, reason)
-        if judged.unavailable:
-            refused = call.refused(calls.UNAVAILABLE, quotas.UNAVAILABLE, status=503)
-            return await forwarding.json_answer(send, *refused, {"Retry-After": "1"})
-        if not judged.allowed:
-            data = {"retryAfterMs": judged.retry_after_ms}
-            refused = call.refused(calls.RATE_LIMITED, quotas.rate_limited(judged), data)
-            return await forwarding.json_answer(send, *refused, judged.headers)
+            status, code, text, data, extra = quotas.refusal(judged)
+            return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
     owner = sessions.owner(principal)
     if not await tasks.owns(agent.path, owner, *tasks.named(method, call.params)):
         return await forwarding.json_answer(send, *call.refused(tasks.TASK_NOT_FOUND, "Task not found"))

@@ -10,15 +10,13 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs
 
 from agents.a2a import a2a_interfaces
-from gateway import jsonrpc
+from gateway import jsonrpc, quotas
 
 ACCESS_DENIED = -32050  # the gateway's own (A2A's -32001 is "task not found")
 INVALID_PARAMS = -32602
-RATE_LIMITED = -32023  # as on MCP (gateway/quotas.py): its data carries retryAfterMs
-UNAVAILABLE = -32603  # limits that cannot be counted now and fail closed
 REST_STATUS = {
     ACCESS_DENIED: (403, "PERMISSION_DENIED"),
-    RATE_LIMITED: (429, "RESOURCE_EXHAUSTED"),
+    quotas.RATE_LIMITED: (429, "RESOURCE_EXHAUSTED"),
     -32001: (404, "NOT_FOUND"),
     INVALID_PARAMS: (400, "INVALID_ARGUMENT"),
     jsonrpc.INTERNAL_ERROR: (502, "UNAVAILABLE"),
@@ -56,10 +54,10 @@ class Call:
         self, code: int, text: str, data: dict | None = None, status: int | None = None
     ) -> tuple[int, dict]:
         """(HTTP status, body) of the gateway's own answer: a JSON-RPC error (200; 502 when the agent
-        could not answer; 429 when rate limited; `status` when given), or REST's {"error": {code, status,
-        message}} (with `data`'s fields under `details`)."""
+        could not answer; `status` when given, as a limit's refusal gives it), or REST's {"error": {code,
+        status, message}} (with `data` under `details`)."""
         if not self.rest:
-            status = status or {jsonrpc.INTERNAL_ERROR: 502, RATE_LIMITED: 429}.get(code, 200)
+            status = status or (502 if code == jsonrpc.INTERNAL_ERROR else 200)
             message = jsonrpc.error_message(self.request_id, code, text)
             if data is not None:
                 message["error"]["data"] = data
