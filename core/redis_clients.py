@@ -19,7 +19,7 @@ import redis.asyncio.sentinel
 import redis.sentinel
 from django.conf import settings
 
-from core import redis_url
+from core import redis_pipe, redis_url
 from core.redis_url import RedisTarget
 
 TIMEOUTS = {"socket_timeout": 5, "socket_connect_timeout": 5}
@@ -30,11 +30,17 @@ _async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyn
 
 
 def target() -> RedisTarget:
-    return redis_url.parse(
-        settings.REDIS_URL,
-        master_name=settings.REDIS_SENTINEL_MASTER,
-        sentinel_password=settings.REDIS_SENTINEL_PASSWORD,
-    )
+    return _target(settings.REDIS_URL, settings.REDIS_SENTINEL_MASTER, settings.REDIS_SENTINEL_PASSWORD)
+
+
+@lru_cache(maxsize=4)
+def _target(url: str, master_name: str, sentinel_password: str) -> RedisTarget:
+    return redis_url.parse(url, master_name=master_name, sentinel_password=sentinel_password)
+
+
+def pipe() -> redis_pipe.Pipe:
+    """The running event loop's pipelined connection, for the gateway's hot commands (core/redis_pipe.py)."""
+    return redis_pipe.pipe(target())
 
 
 @lru_cache(maxsize=1)

@@ -134,10 +134,11 @@ class Gateway(front.Front):
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
                 return await forwarding.json_answer(send, *answer)
-            if route.virtual is None and (
-                limited := await quotas.mcp_refusal(rules, principal, reached, checked)
-            ):
-                return await forwarding.json_answer(send, *limited)
+            if route.virtual is None:
+                judged = await quotas.mcp_verdict(rules, principal, reached, checked)
+                if not judged.allowed:
+                    return await forwarding.json_answer(send, *quotas.mcp_refusal(judged, checked))
+                send = forwarding.headers_added(send, judged.headers)
             body = checked.forward_body(raw)
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
             raise routing.Refusal(

@@ -58,6 +58,20 @@ def session_renamed(send, session_id: str | None):
     return sending
 
 
+def headers_added(send, extra: dict[str, str]):
+    """`send`, adding `extra` to the answer's headers (the RateLimit headers of an allowed call)."""
+    if not extra:
+        return send
+    added = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in extra.items()]
+
+    async def sending(message):
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), *added]}
+        await send(message)
+
+    return sending
+
+
 async def forward(
     receive, send, route: Route, outbound: Outbound, checked, endpoint: str, opened=None, rename=None
 ) -> None:

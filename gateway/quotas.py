@@ -112,14 +112,16 @@ def mcp_counted(checked) -> dict[str, int]:
     return dict(Tally(COUNTED_MCP[method] for method, _ in checked.calls if method in COUNTED_MCP))
 
 
-async def mcp_refusal(found: Rules, principal, target: Target, checked) -> tuple[int, object, dict] | None:
-    """(status, JSON-RPC answer, headers) when the POST's calls to a server are over a limit (none of them
-    is then forwarded), or None. A virtual server's calls are judged once routed (`member_refusal`)."""
-    judged = await verdict(found, principal, target, mcp_counted(checked))
-    if judged.allowed:
-        return None
+async def mcp_verdict(found: Rules, principal, target: Target, checked) -> Verdict:
+    """The verdict on the calls a POST to a server forwards (a virtual server's calls are judged once
+    routed: `member_refusal`)."""
+    return await verdict(found, principal, target, mcp_counted(checked))
+
+
+def mcp_refusal(judged: Verdict, checked) -> tuple[int, object, dict]:
+    """(status, JSON-RPC answer, headers) for a POST whose calls are over a limit: none of them is
+    forwarded, every request is answered with the refusal (notifications go nowhere)."""
     status, code, text, data, headers = refusal(judged)
-    # Every request of the POST is answered so (none is forwarded); notifications go nowhere.
     errors = [
         _error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
     ]

@@ -1,19 +1,20 @@
 """The count itself: one Lua script (limits/decision.py) over every counter a call goes to, in one Redis
-round trip, shared by every process and host that talks to the same Redis."""
+round trip on the event loop's pipelined connection (core/redis_pipe.py), shared by every process and host
+that talks to the same Redis."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import weakref
 
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
-from core.redis_clients import async_client
+from core import redis_clients
 from limits.decision import ALLOWED, TAKE_SCRIPT, Counter, Verdict, arguments, now, unavailable, verdict_of
 
 logger = logging.getLogger(__name__)
 
-_scripts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> its registered script
+TAKE_SHA = hashlib.sha1(TAKE_SCRIPT.encode()).hexdigest()
 
 
 async def take(costs: dict[Counter, int]) -> Verdict:
@@ -23,11 +24,11 @@ async def take(costs: dict[Counter, int]) -> Verdict:
     at = now()
     keys, args = arguments(costs, at)
     try:
-        client = async_client()
-        script = _scripts.get(client)
-        if script is None:
-            script = _scripts[client] = client.register_script(TAKE_SCRIPT)
-        answer = await script(keys=keys, args=args)
+        pipe = redis_clients.pipe()
+        try:
+            answer = await pipe.execute("EVALSHA", TAKE_SHA, len(keys), *keys, *args)
+        except NoScriptError:  # a Redis that has not seen it yet (new, restarted, failed over)
+            answer = await pipe.execute("EVAL", TAKE_SCRIPT, len(keys), *keys, *args)
     except (RedisError, OSError):
         logger.warning("Redis could not count a limited call.", exc_info=True)
         return unavailable(costs)

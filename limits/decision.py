@@ -31,6 +31,8 @@ end
 return counts
 """
 
+COSTS_REMEMBERED = 10_000  # (caller, targets, calls) whose counters a snapshot keeps worked out
+
 
 @dataclass(frozen=True)
 class Target:
@@ -78,6 +80,7 @@ class Rules:
 
     limits: tuple[LimitRule, ...] = ()
     quarantines: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    _costs: dict = field(default_factory=dict, compare=False, repr=False)
 
     def quarantined(self, principal: Principal, target: Target) -> str | None:
         """Why everything this caller sends to this target is refused at once, or None."""
@@ -97,7 +100,17 @@ class Rules:
     ) -> dict[Counter, int]:
         """The counters calls to `targets` go to (a virtual server and the member it routes to are counted
         together; a limit that reaches both counts a call once), each with how many of `counted` (calls
-        by kind: limits/choices.Counted) it counts, tightest window first."""
+        by kind: limits/choices.Counted) it counts, tightest window first. Worked out once per caller,
+        targets and calls while this snapshot lasts (the gateway's hot path asks the same again and again)."""
+        memo = (principal.username, principal.client_id, principal.groups, targets, tuple(counted.items()))
+        found = self._costs.get(memo)
+        if found is None:
+            if len(self._costs) >= COSTS_REMEMBERED:
+                self._costs.clear()
+            found = self._costs[memo] = self._costs_of(principal, targets, counted)
+        return found
+
+    def _costs_of(self, principal, targets, counted) -> dict[Counter, int]:
         found: dict[Counter, int] = {}
         for rule in self.limits:
             cost = sum(number for kind, number in counted.items() if kind in rule.counts)

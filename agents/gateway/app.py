@@ -143,6 +143,7 @@ async def _judged_and_forwarded(
         if not judged.allowed:
             status, code, text, data, extra = quotas.refusal(judged)
             return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
+        send = forwarding.headers_added(send, judged.headers)
     owner = sessions.owner(principal)
     if not await tasks.owns(agent.path, owner, *tasks.named(method, call.params)):
         return await forwarding.json_answer(send, *call.refused(tasks.TASK_NOT_FOUND, "Task not found"))

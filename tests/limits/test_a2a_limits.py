@@ -63,6 +63,8 @@ def test_messages_count_task_reads_do_not_and_the_refusal_is_in_each_bindings_sh
     )
 
     assert first[0] == 200 and read[0] == 200
+    assert first[1]["ratelimit"] == f'"l{limit.pk}-minute";r=0;t=30'
+    assert "ratelimit" not in read[1]
     assert second[0] == 429
     assert second[1]["retry-after"] == "30"
     assert second[1]["ratelimit-policy"] == f'"l{limit.pk}-minute";q=1;w=60'

@@ -7,14 +7,15 @@ quarantine taking effect mid-session, and Redis failing open or closed as each l
 import json
 
 import pytest
+import redis
 from mcp.shared.exceptions import MCPError
 
 from accounts.models import AuditEvent
+from core import redis_clients, redis_pipe, redis_url
 from limits import counting
 from limits.rules import LimitRefused
 from limits.services import limit_set, quarantine_lift, quarantine_set
 from metrics import aggregates
-from tests.conftest import unused_port
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
     INITIALIZE,
@@ -25,6 +26,7 @@ from tests.gateway.gateway_calls import (  # noqa: F401
     run,
     sse_messages,
 )
+from tests.redis_server import RedisServer
 from tests.shifting_tools import ShiftingTools
 from virtual_servers.services import virtual_server_create
 
@@ -150,6 +152,26 @@ def test_a_callers_limit_counts_exactly_to_the_window_edge_and_answers_429_with_
     assert after == ["echo: text=hi"]
     assert upstreams[0].calls == ["echo"] * 4
     assert refusals() == [({"service": "/alpha", "caller_kind": "user", "reason": "rate_limited"}, 2)]
+
+
+def test_an_allowed_call_carries_the_ratelimit_headers_of_the_window_with_the_fewest_calls_left(
+    gateway, upstreams, callers, clock
+):
+    limit = limit_set(
+        actor=None,
+        caller_kind="user",
+        caller="ana",
+        windows=[{"per": "minute", "limit": 10}, {"per": "hour", "limit": 3}],
+    )
+
+    answers = [raw_call(gateway, callers["ana"])[:2] for _ in range(2)]
+
+    assert [status for status, _ in answers] == [200, 200]
+    assert [headers["ratelimit"] for _, headers in answers] == [
+        f'"l{limit.pk}-hour";r=2;t=3600',  # MINUTE_START is also an hour's first second
+        f'"l{limit.pk}-hour";r=1;t=3600',
+    ]
+    assert answers[0][1]["ratelimit-policy"] == f'"l{limit.pk}-hour";q=3;w=3600'
 
 
 def test_listing_and_session_upkeep_never_count(gateway, upstreams, callers, clock):
@@ -278,21 +300,37 @@ def test_a_quarantined_target_refuses_everyone_with_the_reason(gateway, upstream
 
 
 @pytest.mark.parametrize(("fail_open", "expected"), [(True, 200), (False, 503)])
-def test_when_redis_cannot_count_a_limit_fails_open_or_closed_as_it_says(
-    gateway, upstreams, callers, monkeypatch, fail_open, expected
+def test_with_redis_stopped_a_limit_fails_open_or_closed_as_it_says_and_counts_again_once_it_is_back(
+    gateway, upstreams, callers, monkeypatch, tmp_path, fail_open, expected
 ):
+    """The count goes to a Redis server of the test's own (with a password), killed and started again."""
+    counter = RedisServer(tmp_path, password="s3cret").start()
+    where = redis_url.parse(counter.url)
+    monkeypatch.setattr(redis_clients, "pipe", lambda: redis_pipe.pipe(where))
     limit_set(actor=None, caller_kind="user", caller="ana", windows=per_minute(5), fail_open=fail_open)
-    import redis.asyncio
+    try:
+        before, _, _ = raw_call(gateway, callers["ana"])
+        counter.kill()
+        stopped, headers, answer = raw_call(gateway, callers["ana"])
+        counter.start()  # empty, the script unknown to it: counted from 1 again
+        after, _, _ = raw_call(gateway, callers["ana"])
+        counts = _counts(counter)
+    finally:
+        counter.kill()
 
-    dead = redis.asyncio.Redis(host="127.0.0.1", port=unused_port(), socket_connect_timeout=1)
-    monkeypatch.setattr(counting, "async_client", lambda: dead)
-
-    status, headers, answer = raw_call(gateway, callers["ana"])
-
-    assert status == expected
+    assert (before, stopped, after) == (200, expected, 200)
+    assert counts == [b"1"]
     if not fail_open:
         assert headers["retry-after"] == "1"
         assert answer["error"]["code"] == -32603
+
+
+def _counts(server: RedisServer) -> list[bytes]:
+    client = redis.Redis.from_url(server.url)
+    try:
+        return [client.get(key) for key in client.keys("registry:limit:*")]
+    finally:
+        client.close()
 
 
 def test_the_one_rule_refuses_what_a_limit_or_quarantine_cannot_say(admin_user, db):
