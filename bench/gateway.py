@@ -17,7 +17,11 @@ With --sessions the server keeps sessions: each client opens one (initialize, in
 calls, and every call carries its Mcp-Session-Id, as MCP hosts do (the gateway then checks that the
 session belongs to the caller on every call).
 
-Run: .venv/bin/python bench/gateway.py [--seconds 10] [--sessions] [--profile [--profile-route NAME]]
+Three limits against none are also measured side by side: one client calls the plain route and the limited
+one in turn, pair by pair (--limits-only: that alone).
+
+Run: .venv/bin/python bench/gateway.py [--seconds 10] [--sessions] [--limits-only]
+[--profile [--profile-route NAME]]
 (--profile: py-spy samples the web process during the 16-client built-in gateway row and the top
 functions, by own time and by total time, are printed under the table.)
 """
@@ -205,6 +209,28 @@ def load(
     return latencies, len(latencies)
 
 
+def paired(
+    plain: str, limited: str, headers: dict, seconds: float, sessions: bool
+) -> list[tuple[float, float]]:
+    """One client calling `plain` then `limited` in turn for `seconds`: (plain, limited) latencies pair by
+    pair, so the machine's drift touches both alike."""
+    pairs = []
+    with httpx.Client(headers=headers, timeout=30) as one, httpx.Client(headers=headers, timeout=30) as other:
+        if sessions:
+            open_session(one, plain)
+            open_session(other, limited)
+        stop = time.monotonic() + seconds
+        while time.monotonic() < stop:
+            timed = []
+            for http, url in ((one, plain), (other, limited)):
+                started = time.perf_counter()
+                response = http.post(url, json=CALL)
+                timed.append(time.perf_counter() - started)
+                assert response.status_code == 200, response.text[:200]
+            pairs.append((timed[0], timed[1]))
+    return pairs
+
+
 def first_request(url: str, headers: dict, sessions: bool) -> float:
     """The time of one tools/list in a new session (or none): the first a caller makes."""
     with httpx.Client(headers=headers, timeout=30) as http:
@@ -291,6 +317,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="py-spy the web process (16 clients)")
     parser.add_argument("--profile-route", default="built-in gateway", help="the row --profile samples")
     parser.add_argument("--sessions", action="store_true", help="a server that keeps sessions")
+    parser.add_argument("--limits-only", action="store_true", help="only three limits against none, paired")
     args = parser.parse_args()
     profiled: list[str] = []
     cpu: list[str] = []
@@ -352,12 +379,17 @@ def main() -> None:
                 ]
                 for name, url, headers in routes:
                     load(url, headers, 1, 2, args.sessions or name == VIRTUAL)  # warm-up
+                pairs = paired(routes[1][1], routes[5][1], auth, args.seconds * 4, args.sessions)
+                if args.limits_only:
+                    routes, clients_counts = [], ()
+                else:
+                    clients_counts = (1, 16)
                 lists = [
                     ("tools/list, built-in gateway (50 tools)", f"http://127.0.0.1:{port}/m1/mcp", 50),
                     ("tools/list, pinned tools (50 tools)", f"http://127.0.0.1:{port}/pinned/mcp", 50),
                     (f"tools/list, {VIRTUAL} (250 tools)", f"http://127.0.0.1:{port}/v5/mcp", 250),
                 ]
-                for clients in (1, 16):
+                for clients in clients_counts:
                     for name, url, headers in routes:
                         spy = None
                         if args.profile and clients == 16 and name == args.profile_route:
@@ -380,7 +412,7 @@ def main() -> None:
                         if spy is not None:
                             spy.wait(30)
                             profiled = top_functions(raw)
-                for name, url, expect in lists:
+                for name, url, expect in lists if clients_counts else ():
                     keeps = args.sessions or VIRTUAL in name
                     first = first_request(url, auth, keeps)  # a cold cache
                     for clients in (1, 16):
@@ -414,6 +446,13 @@ def main() -> None:
     for clients in sorted(gateway):
         limited = medians[(clients, "gateway, three limits")] - medians[(clients, "built-in gateway")]
         print(f"three limits against none, {clients} clients: {limited:+.2f} ms p50")
+    plain, limited = ([pair[n] * 1000 for pair in pairs] for n in (0, 1))
+    differences = [(b - a) * 1000 for a, b in pairs]
+    print(
+        f"three limits against none, side by side (1 client, {len(pairs)} pairs): "
+        f"p50 {statistics.median(limited):.3f} ms against {statistics.median(plain):.3f} ms, "
+        f"median of the pairs' differences {statistics.median(differences):+.3f} ms"
+    )
     print("\n| clients | tools/list | first | p50 | p99 | req/s |")
     print("| --- | --- | --- | --- | --- | --- |")
     for clients, name, first, latencies, count in list_rows:

@@ -204,3 +204,56 @@ def test_an_ended_session_and_a_disabled_server_are_refused_by_the_other_web_hos
             interval=0.02,
             what="enabled again",
         )
+
+
+def test_a_limit_counts_exactly_across_web_hosts_and_a_quarantine_saved_on_one_is_enforced_by_both(system):
+    """The count is taken in the lab's Redis (through its Sentinels) whichever web host a call reaches, and
+    a quarantine saved through one host refuses calls at the other within a second."""
+    web_a, web_b = system.web_url("web-a"), system.web_url("web-b")
+    system.register("/metered")
+    saved = requests.post(
+        f"{web_a}/api/internal/limits",
+        json={"target_kind": "server", "target": "/metered", "windows": [{"per": "day", "limit": 5}]},
+        headers=system.basic(),
+        timeout=10,
+    )
+    assert saved.status_code == 201, saved.text
+    session = mcp_post(system, web_a, "/metered", INITIALIZE).headers["mcp-session-id"]
+    mcp_post(system, web_a, "/metered", INITIALIZED, session)
+    call = {
+        "jsonrpc": "2.0",
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 1}},
+    }
+
+    def send(base: str, request_id: int):
+        return mcp_post(system, base, "/metered", {**call, "id": request_id}, session)
+
+    quarantine = None
+    try:
+        # the day's window: the test cannot straddle its edge but at midnight UTC
+        statuses = [send((web_a, web_b)[n % 2], n).status_code for n in range(8)]
+        lifted = requests.delete(
+            f"{web_b}/api/internal/limits/{saved.json()['id']}", headers=system.basic(), timeout=10
+        )
+        wait_for(lambda: send(web_a, 20).status_code == 200, timeout=1.0, interval=0.02, what="limit gone")
+        quarantine = requests.post(
+            f"{web_a}/api/internal/quarantines",
+            json={"kind": "server", "name": "/metered", "reason": "under review"},
+            headers=system.basic(),
+            timeout=10,
+        ).json()
+        _refused_within(1.0, lambda: send(web_b, 21))
+        refused = send(web_b, 22)
+    finally:
+        if quarantine is not None:
+            requests.delete(
+                f"{web_a}/api/internal/quarantines/{quarantine['id']}", headers=system.basic(), timeout=10
+            )
+
+    assert statuses == [200] * 5 + [429] * 3
+    assert lifted.status_code == 204
+    assert (refused.status_code, refused.json()["detail"]) == (
+        403,
+        "Quarantined by an operator: under review",
+    )
