@@ -7,6 +7,7 @@ answered with the draft JSON-RPC error -32023 carrying `retryAfterMs`)."""
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter as Tally
 
 from channels.db import database_sync_to_async
@@ -22,6 +23,8 @@ from limits.choices import Counted, TargetKind
 from limits.decision import ALLOWED, Rules, Target, Verdict
 from limits.selectors import rules_cached, rules_for
 from metrics.aggregates import refusal_counted as refusal_counted_at
+from metrics.refusals import KEPT_SECONDS as TIMELINE_KEPT_SECONDS
+from metrics.refusals import timeline_field
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +59,17 @@ async def check_quarantine(found: Rules, principal, target: Target) -> None:
 
 
 async def refusal_counted(principal, target: Target, reason: str) -> None:
-    """One refused call in the exported counter (metrics/aggregates.py), by target, caller kind, reason;
-    a count Redis cannot take is logged and the refusal stands."""
+    """One refused call in the exported counter (metrics/aggregates.py), by target, caller kind, reason,
+    and in the console's timeline (metrics/refusals.py), in one round trip; a count Redis cannot take is
+    logged and the refusal stands."""
     key, field = refusal_counted_at(target.path, caller_kind(principal), reason)
+    hour, minute = timeline_field(target.path, reason, time.time())
     try:
-        await async_client().hincrby(key, field, 1)
+        pipe = async_client().pipeline(transaction=False)
+        pipe.hincrby(key, field, 1)
+        pipe.hincrby(hour, minute, 1)
+        pipe.expire(hour, TIMELINE_KEPT_SECONDS)
+        await pipe.execute()
     except (RedisError, OSError):
         logger.warning("Could not count a refused call of %s.", target.path)
 

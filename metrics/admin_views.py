@@ -1,7 +1,9 @@
 """The operators' metrics page in the admin (/admin/metrics/plots/): requests, errors and latency per
-server and per tool over the last hours, as server-rendered SVG plots. Superusers only: metric rows
+server and per tool over the last hours, and the calls refused by limits and quarantine per target, as
+server-rendered SVG plots. Superusers only: metric rows
 name every server and tool."""
 
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -10,11 +12,20 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.utils import timezone
 from django.utils.safestring import SafeString
+from redis.exceptions import RedisError
 
+from core.redis_clients import sync_client
 from metrics.plots import BUCKETS, DEFAULT_HOURS, WINDOWS_HOURS, Series, metric_plots
+from metrics.refusals import RefusalSeries, refusal_series
 from metrics.svg import line_chart
 
+logger = logging.getLogger(__name__)
 REQUESTS_COLOUR, ERRORS_COLOUR, LATENCY_COLOUR = "#2b6cb0", "#c53030", "#6b46c1"
+REFUSAL_LINES = (
+    ("rate_limited", "rate limited", "#dd6b20"),
+    ("quarantined", "quarantined", "#1a202c"),
+    ("limits_unavailable", "limits unavailable", "#718096"),
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,32 @@ def _plotted(series: Series, x_labels: tuple[str, str]) -> Plotted:
     return Plotted(series, traffic, latency)
 
 
+@dataclass(frozen=True)
+class PlottedRefusals:
+    series: RefusalSeries
+    refusals: SafeString  # refused calls per bucket, by reason
+
+
+def _plotted_refusals(series: RefusalSeries, x_labels: tuple[str, str]) -> PlottedRefusals:
+    chart = line_chart(
+        [(label, colour, series.per_bucket[reason]) for reason, label, colour in REFUSAL_LINES],
+        unit="refused calls per interval",
+        x_labels=x_labels,
+        title=f"Calls to {series.name} refused by limits and quarantine",
+    )
+    return PlottedRefusals(series, chart)
+
+
+def _refused(win, x_labels) -> list[PlottedRefusals] | None:
+    """The refusals' plots, or None when Redis cannot be read (the rest of the page stands)."""
+    try:
+        found = refusal_series(sync_client(), win)
+    except (RedisError, OSError):
+        logger.warning("The metrics page could not read the refusals from Redis.", exc_info=True)
+        return None
+    return [_plotted_refusals(series, x_labels) for series in found]
+
+
 def metrics_plots(request):
     if not admin.site.principal_of(request).is_admin:  # registry administrators
         raise PermissionDenied
@@ -63,6 +100,7 @@ def metrics_plots(request):
         "bucket_minutes": round(win.bucket.total_seconds() / 60, 1),
         "servers": [_plotted(series, x_labels) for series in plots["servers"]],
         "tools": [_plotted(series, x_labels) for series in plots["tools"]],
+        "refused": _refused(win, x_labels),
         "reporting_off": not settings.METRICS_API_KEY,
     }
     return render(request, "admin/metrics/plots.html", context)

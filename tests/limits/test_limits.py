@@ -5,6 +5,7 @@ target limit independent of the caller's other targets, a target's limit shared 
 quarantine taking effect mid-session, and Redis failing open or closed as each limit says."""
 
 import json
+import re
 
 import pytest
 import redis
@@ -397,3 +398,32 @@ def test_behind_a_virtual_server_its_own_limits_and_its_members_count_together(
         "-32023: Rate limited: at most 4 calls per minute here; retry in 59.8 s.",
     ]
     assert upstreams[0].calls == ["echo"] * 4
+
+
+def test_the_metrics_page_plots_each_targets_refused_calls_by_reason(
+    gateway, upstreams, callers, clock, admin_user, client
+):
+    limit_set(
+        actor=None,
+        caller_kind="user",
+        caller="ana",
+        target_kind="server",
+        target="/alpha",
+        windows=per_minute(1),
+    )
+    answered = calls(gateway, callers["ana"], times=3)
+    quarantine_set(actor=admin_user, kind="server", name="/beta", reason="under review")
+    quarantined, _, _ = post(gateway.port, "/beta/mcp", INITIALIZE, bearer(callers["cy"]))
+    client.force_login(admin_user)
+
+    page = client.get("/admin/metrics/plots/?hours=1").content.decode()
+
+    assert answered[1:] == ["-32023: Rate limited: at most 1 calls per minute here; retry in 59.8 s."] * 2
+    assert quarantined == 403
+    assert re.findall(
+        r'<tr data-refused="([^"]+)"><td><code>[^<]+</code></td><td class="num">(\d+)</td>'
+        r'<td class="num">(\d+)</td><td class="num">(\d+)</td>',
+        page,
+    ) == [("/alpha", "2", "0", "0"), ("/beta", "0", "1", "0")]
+    assert 'aria-label="Calls to /alpha refused by limits and quarantine"' in page
+    assert 'aria-label="Calls to /beta refused by limits and quarantine"' in page
