@@ -1,7 +1,8 @@
 """What limits cost a gateway call (gateway/quotas.py, limits/decision.py): the decision for one
 `tools/call` with no limit in force against three that apply (the caller's, the target's and the pair's,
 each of one window), counted by the one Lua script in the registry's Redis. In-process on one event
-loop, as the gateway runs it; medians of many rounds, and the difference.
+loop, as the gateway runs it; medians of many rounds, and the difference; and the floor, one Redis round
+trip (a PING on the connection the count uses).
 
 Run: .venv/bin/python bench/limits.py [--rounds 5000]
 """
@@ -22,6 +23,7 @@ import django  # noqa: E402
 django.setup()
 
 from accounts.principal import Principal  # noqa: E402
+from core import redis_clients  # noqa: E402
 from gateway import quotas  # noqa: E402
 from limits.decision import LimitRule, Rules, Target  # noqa: E402
 
@@ -63,10 +65,24 @@ async def timed(rules: Rules, rounds: int) -> list[float]:
     return samples
 
 
+async def pings(rounds: int) -> list[float]:
+    """The floor: one PING on the same pipelined connection the count uses."""
+    pipe, samples = redis_clients.pipe(), []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        await pipe.execute("PING")
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
 async def main(rounds: int) -> None:
     limited, none = three_limits(), Rules()
     await timed(limited, 200)  # the script loaded, the connection open
-    rows = {"no limit": await timed(none, rounds), "three limits": await timed(limited, rounds)}
+    rows = {
+        "no limit": await timed(none, rounds),
+        "three limits": await timed(limited, rounds),
+        "a PING on the same connection": await pings(rounds),
+    }
     base = statistics.median(rows["no limit"])
     print("| decision | p50 ms | p99 ms | added p50 ms |")
     print("|---|---|---|---|")

@@ -95,9 +95,7 @@ class Rules:
                 return reason
         return None
 
-    def costs(
-        self, principal: Principal, targets: tuple[Target, ...], counted: Mapping[str, int]
-    ) -> dict[Counter, int]:
+    def costs(self, principal: Principal, targets: tuple[Target, ...], counted: Mapping[str, int]) -> Costs:
         """The counters calls to `targets` go to (a virtual server and the member it routes to are counted
         together; a limit that reaches both counts a call once), each with how many of `counted` (calls
         by kind: limits/choices.Counted) it counts, tightest window first. Worked out once per caller,
@@ -110,7 +108,7 @@ class Rules:
             found = self._costs[memo] = self._costs_of(principal, targets, counted)
         return found
 
-    def _costs_of(self, principal, targets, counted) -> dict[Counter, int]:
+    def _costs_of(self, principal, targets, counted) -> Costs:
         found: dict[Counter, int] = {}
         for rule in self.limits:
             cost = sum(number for kind, number in counted.items() if kind in rule.counts)
@@ -120,7 +118,7 @@ class Rules:
             if key is not None:
                 for name, seconds, limit in rule.windows:
                     found[Counter(rule, name, seconds, limit, key)] = cost
-        return dict(sorted(found.items(), key=lambda item: (item[0].seconds, item[0].limit)))
+        return Costs(tuple(sorted(found.items(), key=lambda item: (item[0].seconds, item[0].limit))))
 
 
 @dataclass(frozen=True)
@@ -130,17 +128,46 @@ class Counter:
     seconds: int
     limit: int
     caller_key: str
+    # Worked out once: the counter's key but for its window's number, and its RateLimit policy.
+    prefix: str = field(init=False, repr=False, compare=False)
+    policy: str = field(init=False, repr=False, compare=False)
+    policy_header: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        policy = f"l{self.rule.pk}-{self.window}"
+        object.__setattr__(self, "prefix", f"registry:limit:{self.rule.pk}:{self.caller_key}:{self.seconds}:")
+        object.__setattr__(self, "policy", policy)
+        object.__setattr__(self, "policy_header", f'"{policy}";q={self.limit};w={self.seconds}')
 
     def key(self, now: float) -> str:
-        return f"registry:limit:{self.rule.pk}:{self.caller_key}:{self.seconds}:{int(now // self.seconds)}"
+        return f"{self.prefix}{int(now // self.seconds)}"
 
     def reset(self, now: float) -> float:
         """Seconds until this window starts again."""
         return self.seconds - (now % self.seconds)
 
-    @property
-    def policy(self) -> str:
-        return f"l{self.rule.pk}-{self.window}"
+
+@dataclass(frozen=True)
+class Costs:
+    """The counters a request goes to, tightest window first, each with what the request costs it; and
+    the part of the script's command that never changes (each counter's cost, limit and lifetime)."""
+
+    items: tuple[tuple[Counter, int], ...] = ()
+    counters: tuple[Counter, ...] = field(init=False, repr=False, compare=False)
+    argv: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "counters", tuple(counter for counter, _ in self.items))
+        tail = []
+        for counter, cost in self.items:
+            tail += [cost, counter.limit, counter.seconds + 1]
+        object.__setattr__(self, "argv", tuple(tail))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def keys(self, now: float) -> list[str]:
+        return [counter.key(now) for counter in self.counters]
 
 
 @dataclass(frozen=True)
@@ -155,15 +182,7 @@ class Verdict:
 ALLOWED = Verdict(allowed=True)
 
 
-def arguments(costs: Mapping[Counter, int], now: float) -> tuple[list[str], list]:
-    keys = [counter.key(now) for counter in costs]
-    args: list = []
-    for counter, cost in costs.items():
-        args += [cost, counter.limit, counter.seconds + 1]
-    return keys, args
-
-
-def verdict_of(answer, counters: list[Counter], now: float) -> Verdict:
+def verdict_of(answer, counters: tuple[Counter, ...], now: float) -> Verdict:
     """What the script's answer means, with the IETF RateLimit headers of the window that decided (the
     denying one, or the one with the fewest calls left)."""
     if int(answer[0]) == 0:
@@ -179,23 +198,23 @@ def verdict_of(answer, counters: list[Counter], now: float) -> Verdict:
             retry_after_ms=retry_after_ms,
             denied_by=counter,
         )
-    left = [
-        (counter.limit - int(count), counter) for counter, count in zip(counters, answer[2:], strict=True)
-    ]
-    remaining, counter = min(left, key=lambda item: item[0])
+    remaining, counter = min(
+        ((each.limit - count, each) for each, count in zip(counters, answer[2:], strict=True)),
+        key=lambda item: item[0],
+    )
     return Verdict(allowed=True, headers=_rate_limit_headers(counter, remaining, counter.reset(now)))
 
 
-def unavailable(counters) -> Verdict:
+def unavailable(costs: Costs) -> Verdict:
     """Redis did not answer: through when every limit that applies fails open, else refused."""
-    if all(counter.rule.fail_open for counter in counters):
+    if all(counter.rule.fail_open for counter in costs.counters):
         return ALLOWED
     return Verdict(allowed=False, unavailable=True)
 
 
 def _rate_limit_headers(counter: Counter, remaining: int, reset: float) -> dict[str, str]:
     return {
-        "RateLimit-Policy": f'"{counter.policy}";q={counter.limit};w={counter.seconds}',
+        "RateLimit-Policy": counter.policy_header,
         "RateLimit": f'"{counter.policy}";r={max(0, remaining)};t={max(1, math.ceil(reset))}',
     }
 
