@@ -104,6 +104,27 @@ def run_manage(*args, env: dict, timeout: float = 120) -> subprocess.CompletedPr
     )
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's, but an xdist worker's database is a copy of a template the run migrates once
+    (tests/databases.py)."""
+    from django.test.utils import setup_databases, teardown_databases
+
+    from tests import databases
+
+    worker = getattr(request.config, "workerinput", None)
+    with django_db_blocker.unblock():
+        if worker is None:
+            made = setup_databases(verbosity=0, interactive=False, serialized_aliases=set())
+        else:
+            shared = Path(tempfile.gettempdir()) / f"registry-test-databases-{os.getuid()}"
+            shared.mkdir(exist_ok=True)
+            made = databases.cloned_test_database(shared, worker["testrunuid"])
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(made, verbosity=0)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _embedded_postgres_without_durability(django_db_setup, django_db_blocker):
     """The embedded test server (var/test, never one of DATABASE_URL) skips flushing to disk: a test
