@@ -2,8 +2,10 @@
 this scheduler decides): whole files, so a file's module fixtures (a started stack, Chromium, a second
 registry) start once per file; every file of a folder in SHARED_FOLDERS together on one worker, since such
 a folder shares one session fixture among its files (tests/multihost: one deployment of network
-namespaces); each test function of a file in BY_FUNCTION apart; and the units known to be slowest
-(SLOWEST) handed out first, longest first, so the run does not end on one worker's long file.
+namespaces), handed out first since it holds the slowest tests; and each test function of a file in
+BY_FUNCTION apart, so that file's minutes spread over the workers. (Handing out the slowest units first,
+longest first, was measured and made the run no shorter: the suite is bound by the machine's two cores,
+and the heaviest stacks then all start at once.)
 
 It also keeps a crashed worker from hanging the run. pytest-xdist 3.8's LoadScopeScheduling, when a worker
 dies (pytest-timeout ends a worker whose test passes its limit), puts every unit the worker was ever given
@@ -21,27 +23,6 @@ SHARED_FOLDERS = ("tests/multihost/",)
 # Files whose tests share no fixture beyond a test's own: each test function is a unit of its own, so the
 # file's minutes spread over the workers.
 BY_FUNCTION = ("tests/test_fuzz_api.py",)
-# Seconds each of the slowest units took in a whole run on 2 cores (setup, call and teardown): they are
-# handed out longest first, so no worker is left with a long one while the others have finished. A unit not
-# named here goes after them, in pytest-xdist's order (the most tests first).
-SLOWEST = {
-    "tests/multihost/": 281,
-    "tests/test_fuzz_api.py::test_registry_api_never_fails_and_answers_as_documented": 206,
-    "tests/test_fuzz_api.py::test_v01_answers_as_the_official_registry_spec_says": 125,
-    "tests/browser/test_console_widths.py": 97,
-    "tests/connections/test_user_sign_in.py": 96,
-    "tests/conformance/test_conformance.py": 95,
-    "tests/runtime/test_serve.py": 86,
-    "tests/test_embeddings.py": 72,
-    "tests/agents/test_agent_api.py": 58,
-    "tests/browser/test_console.py": 46,
-    "tests/catalog/test_mirroring.py": 37,
-    "tests/runtime/test_roles.py": 37,
-    "tests/runtime/test_startup_errors.py": 34,
-    "tests/oauth/test_registration_rules.py": 33,
-    "tests/oauth/test_sdk_flow.py": 32,
-    "tests/oauth/test_refusals.py": 30,
-}
 
 
 class FileOrFolderScheduling(LoadScopeScheduling):
@@ -92,7 +73,7 @@ class FileOrFolderScheduling(LoadScopeScheduling):
             node.shutdown()
 
     def _assign_work_unit(self, node) -> None:
-        slowest = max(self.workqueue, key=lambda scope: SLOWEST.get(scope, 0), default=None)
-        if slowest is not None and slowest in SLOWEST:
-            self.workqueue.move_to_end(slowest, last=False)
+        shared = next((scope for scope in self.workqueue if scope in SHARED_FOLDERS), None)
+        if shared is not None:
+            self.workqueue.move_to_end(shared, last=False)
         super()._assign_work_unit(node)

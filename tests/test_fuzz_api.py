@@ -6,8 +6,10 @@ derandomized, so a CI run is repeatable, and bounded (FUZZ_EXAMPLES per operatio
 takes a few minutes on 2 cores."""
 
 import base64
+import fcntl
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -141,8 +143,13 @@ SENT: dict[str, int] = {}  # requests per status class, reported to FUZZ_REPORT 
 @pytest.fixture(scope="module", autouse=True)
 def _report():
     yield
-    if target := os.environ.get("FUZZ_REPORT"):
-        Path(target).write_text(json.dumps(SENT, indent=1, sort_keys=True))
+    if target := os.environ.get("FUZZ_REPORT"):  # added to what other workers of the run reported
+        with open(target, "a+") as report:
+            fcntl.flock(report, fcntl.LOCK_EX)
+            report.seek(0)
+            total = Counter(json.loads(report.read() or "{}")) + Counter(SENT)
+            report.truncate(0)
+            report.write(json.dumps(dict(total), indent=1, sort_keys=True))
 
 
 def _call(case, credentials, **kwargs):
