@@ -117,17 +117,22 @@ def per_minute(limit: int) -> list[dict]:
     return [{"per": "minute", "limit": limit}]
 
 
-def test_a_callers_limit_counts_exactly_to_the_window_edge_and_answers_429_with_its_headers(
-    gateway, upstreams, callers, clock
-):
-    limit = limit_set(
+def ana_on_alpha(limit: int):
+    """A limit of ana's calls to /alpha: `limit` a minute."""
+    return limit_set(
         actor=None,
         caller_kind="user",
         caller="ana",
         target_kind="server",
         target="/alpha",
-        windows=per_minute(3),
+        windows=per_minute(limit),
     )
+
+
+def test_a_callers_limit_counts_exactly_to_the_window_edge_and_answers_429_with_its_headers(
+    gateway, upstreams, callers, clock
+):
+    limit = ana_on_alpha(3)
 
     first = calls(gateway, callers["ana"], times=4)
     clock.now = MINUTE_START + 59.5
@@ -226,14 +231,7 @@ def test_each_member_of_a_group_is_counted_on_their_own(gateway, upstreams, call
 
 
 def test_a_caller_target_limit_leaves_the_callers_other_targets_alone(gateway, upstreams, callers, clock):
-    limit_set(
-        actor=None,
-        caller_kind="user",
-        caller="ana",
-        target_kind="server",
-        target="/alpha",
-        windows=per_minute(1),
-    )
+    ana_on_alpha(1)
 
     alpha = calls(gateway, callers["ana"], "/alpha", times=2)
     beta = calls(gateway, callers["ana"], "/beta", times=3)
@@ -403,14 +401,7 @@ def test_behind_a_virtual_server_its_own_limits_and_its_members_count_together(
 def test_the_metrics_page_plots_each_targets_refused_calls_by_reason(
     gateway, upstreams, callers, clock, admin_user, client
 ):
-    limit_set(
-        actor=None,
-        caller_kind="user",
-        caller="ana",
-        target_kind="server",
-        target="/alpha",
-        windows=per_minute(1),
-    )
+    ana_on_alpha(1)
     answered = calls(gateway, callers["ana"], times=3)
     quarantine_set(actor=admin_user, kind="server", name="/beta", reason="under review")
     quarantined, _, _ = post(gateway.port, "/beta/mcp", INITIALIZE, bearer(callers["cy"]))
