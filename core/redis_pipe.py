@@ -161,8 +161,8 @@ class _Connection:
             )
         if db:
             greetings.append(connection.send(("SELECT", db)))
-        for greeting in greetings:
-            reply = await greeting
+        replies = [await greeting for greeting in greetings]  # all read: none is left unawaited
+        for reply in replies:
             if isinstance(reply, RedisError):
                 connection.close(ConnectionError(str(reply)))
                 raise reply

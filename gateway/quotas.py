@@ -53,9 +53,16 @@ def target_of(route) -> Target:
 
 async def check_quarantine(found: Rules, principal, target: Target) -> None:
     """Refusal(403) when the caller or the target is quarantined, with the reason the operator gave."""
-    if (reason := found.quarantined(principal, target)) is not None:
-        await refusal_counted(principal, target, "quarantined")
-        raise Refusal(403, ErrorCode.PERMISSION_DENIED, quarantined(reason))
+    if (text := await quarantine_refusal(found, principal, target)) is not None:
+        raise Refusal(403, ErrorCode.PERMISSION_DENIED, text)
+
+
+async def quarantine_refusal(found: Rules, principal, target: Target) -> str | None:
+    """The refusal's text when the caller or the target is quarantined (the refusal counted), or None."""
+    if (reason := found.quarantined(principal, target)) is None:
+        return None
+    await refusal_counted(principal, target, "quarantined")
+    return quarantined(reason)
 
 
 async def refusal_counted(principal, target: Target, reason: str) -> None:
@@ -156,9 +163,8 @@ async def member_refusal(caller, member, message: dict) -> dict | None:
         return None
     target = Target(TargetKind.SERVER, member.server.path, tuple(member.server.tags or ()))
     request_id = message.get("id")
-    if (reason := found.quarantined(caller.principal, target)) is not None:
-        await refusal_counted(caller.principal, target, "quarantined")
-        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, quarantined(reason))
+    if (text := await quarantine_refusal(found, caller.principal, target)) is not None:
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, text)
     kind = COUNTED_MCP.get(message.get("method"))
     virtual = Target(TargetKind.VIRTUAL_SERVER, caller.virtual_path)
     judged = await verdict(found, caller.principal, target, {kind: 1} if kind else {}, also=(virtual,))
