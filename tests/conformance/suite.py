@@ -5,6 +5,7 @@ the loopback proxy that gives the suite a bearer token (it sends no Authorizatio
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -47,6 +48,22 @@ def run_suite(
             f"The conformance suite reported nothing:\n{finished.stdout[-3000:]}\n{finished.stderr[-3000:]}"
         )
     return verdicts
+
+
+def failed_checks(*workdirs: Path) -> dict[str, list[str]]:
+    """{scenario run: what each failed check said} under the suite's results in `workdirs`, for an
+    assertion's message: a scenario that fails now and then must say why the one time it does."""
+    failed = {}
+    for workdir in workdirs:
+        for checks in sorted((workdir / "results").glob("*/checks.json")):
+            said = [
+                f"{check.get('id')}: {check.get('errorMessage') or check.get('details')}"
+                for check in json.loads(checks.read_text())
+                if check.get("status") == "FAILURE"
+            ]
+            if said:
+                failed[f"{workdir.name}/{checks.parent.name}"] = said
+    return failed
 
 
 class BearerProxy:

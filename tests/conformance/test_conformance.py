@@ -7,7 +7,7 @@ now and then."""
 import pytest
 
 from tests.conformance import server
-from tests.conformance.suite import BearerProxy, run_suite
+from tests.conformance.suite import BearerProxy, failed_checks, run_suite
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import caller_fixture, gateway_fixture  # noqa: F401
 from tests.mcp_servers import UvicornThread, library_server_fixture, loopback_socket  # noqa: F401
@@ -43,10 +43,11 @@ def test_every_scenario_that_passes_direct_passes_through_the_gateway(gateway, c
     passing = sorted(name for name, passed in direct.items() if passed)
     assert len(direct) >= 30 and passing == sorted(direct)  # our server passes every scenario it ran
     assert sorted(through) == sorted(direct)
-    assert [name for name in passing if not through[name]] == []
+    failed = failed_checks(tmp_path / "gateway", tmp_path / "again")
+    assert [name for name in passing if not through[name]] == [], failed
     assert [verdict for run in repeated for verdict in run.values()] == [True] * (
         len(SERVER_ASKS_CLIENT) * REPEATS
-    )
+    ), failed
 
 
 def test_every_scenario_passes_through_virtual_servers_of_the_conformance_server(
@@ -72,4 +73,10 @@ def test_every_scenario_passes_through_virtual_servers_of_the_conformance_server
         upstream.stop()
 
     assert len(alone) >= 30 and sorted(alone) == sorted(beside)
-    assert [name for name, passed in {**alone, **beside}.items() if not passed] == []
+    failed = [
+        f"{run}/{name}"
+        for run, ran in (("alone", alone), ("beside", beside))
+        for name in ran
+        if not ran[name]
+    ]
+    assert failed == [], failed_checks(tmp_path / "virtual", tmp_path / "virtual-plus")
