@@ -78,6 +78,8 @@ class Credentials:
             return {"Authorization": f"Basic {basic}"}, {}
         if path.startswith(("/metrics", "/rate-limit", "/admin/retention")):
             return {"X-API-Key": self.metrics_key}, {}
+        if path.startswith("/v0.1/"):  # the official API's publishing takes a bearer token alone
+            return {"Authorization": f"Bearer {self.token}"}, {}
         cookies = {settings.SESSION_COOKIE_NAME: self.session, settings.CSRF_COOKIE_NAME: self.csrf}
         return {"Authorization": f"Bearer {self.token}", "X-CSRFToken": self.csrf}, cookies
 
