@@ -125,6 +125,34 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         teardown_databases(made, verbosity=0)
 
 
+def _fixture_teardown_emptying(flush):
+    """TransactionTestCase's teardown, with the tables emptied by tests/databases.py `emptied` where
+    it can (a plain transactional test) and by `flush` where it cannot."""
+    from tests import databases
+
+    def teardown(self):
+        if self.reset_sequences or self.serialized_rollback or self.available_apps is not None:
+            return flush(self)
+        if not all(databases.emptied(alias) for alias in self._databases_names(include_mirrors=False)):
+            flush(self)
+
+    return teardown
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _transactional_tests_emptied_fast(django_db_setup, django_db_blocker):
+    from django.test import TransactionTestCase
+
+    from tests import databases
+
+    with django_db_blocker.unblock():
+        databases.note_fresh_tables("default")
+    flush = TransactionTestCase._fixture_teardown
+    TransactionTestCase._fixture_teardown = _fixture_teardown_emptying(flush)
+    yield
+    TransactionTestCase._fixture_teardown = flush
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _embedded_postgres_without_durability(django_db_setup, django_db_blocker):
     """The embedded test server (var/test, never one of DATABASE_URL) skips flushing to disk: a test
