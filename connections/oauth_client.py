@@ -15,7 +15,6 @@ import json
 from dataclasses import dataclass
 
 from django.db import IntegrityError
-from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
 
 from connections.models import UpstreamClient
@@ -117,6 +116,8 @@ def _register(authorization: UpstreamAuthorization, *, server_url: str, base: st
         raise UpstreamOAuthRefused(
             f"The authorization server refused the registration ({answer.status}): {said}."
         )
+    from mcp.shared.auth import OAuthClientInformationFull  # here: see connections/oauth_discovery.discover
+
     try:
         registered = OAuthClientInformationFull.model_validate(document)
     except ValidationError as invalid:

@@ -29,13 +29,6 @@ from urllib.parse import urlsplit
 
 import httpx2
 from django.conf import settings
-from mcp.client.auth.utils import (
-    build_oauth_authorization_server_metadata_discovery_urls,
-    build_protected_resource_metadata_discovery_urls,
-    extract_resource_metadata_from_www_auth,
-    extract_scope_from_www_auth,
-)
-from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from pydantic import ValidationError
 
 from core.outbound import AddressRefused, FetchFailed, addresses_to_reach, fetch
@@ -76,6 +69,16 @@ class UpstreamAuthorization:
 
 def discover(server_url: str) -> UpstreamAuthorization:
     """Find and check the sign-in of the MCP server at `server_url`; UpstreamOAuthRefused otherwise."""
+    # The SDK's discovery, imported here: the mcp package costs most of a second at every process's start
+    # (the console's admin imports this module through connections.services), and only discovery needs it.
+    from mcp.client.auth.utils import (
+        build_oauth_authorization_server_metadata_discovery_urls,
+        build_protected_resource_metadata_discovery_urls,
+        extract_resource_metadata_from_www_auth,
+        extract_scope_from_www_auth,
+    )
+    from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+
     challenge = _probe(server_url)
     resource_metadata_url = extract_resource_metadata_from_www_auth(challenge) if challenge else None
     named_scope = extract_scope_from_www_auth(challenge) if challenge else None

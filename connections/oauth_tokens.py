@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from urllib.parse import quote
 
 from django.utils import timezone
-from mcp.shared.auth import OAuthToken
 from oauthlib.common import urlencode
 from oauthlib.oauth2.rfc6749.parameters import prepare_token_request
 from pydantic import ValidationError
@@ -136,6 +135,8 @@ def _token_request(values: dict, body: str, registered: str) -> Grant:
         raise TokenRefused(f"The authorization server refused: {said[:ERROR_TEXT_MAX]}")
     if answer.status != 200:
         raise TokenUnavailable(f"The token endpoint answered {answer.status}.")
+    from mcp.shared.auth import OAuthToken  # here, not at the top: see connections/oauth_discovery.discover
+
     try:
         token = OAuthToken.model_validate(document)
     except ValidationError as invalid:

@@ -1,4 +1,4 @@
-"""Real child processes of a test (daphne, Celery workers, one-off scripts) on the test run's own
+"""Real child processes of a test (uvicorn web servers, Celery workers, one-off scripts) on the test run's own
 database and Redis."""
 
 import subprocess

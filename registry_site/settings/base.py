@@ -46,7 +46,6 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 CSRF_FAILURE_VIEW = "registry_site.views.csrf_failure"
 
 INSTALLED_APPS = [
-    "daphne",
     "registry_site.admin_site.ConsoleAdminConfig",  # django.contrib.admin, arranged for operators
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -1,4 +1,4 @@
-"""The metrics service as real daphne processes on its own ASGI entry: two ingestion processes share one
+"""The metrics service as real uvicorn processes on its own ASGI entry: two ingestion processes share one
 rate-limit bucket (in Redis), and a batch posted to either is stored by the flush."""
 
 import pytest
@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def two_services(tmp_path):
-    """Two daphne processes of the metrics service's ASGI entry; yields their ports."""
+    """Two uvicorn processes of the metrics service's ASGI entry; yields their ports."""
     ports = free_ports(2)
     group = ProcessGroup(tmp_path)
     try:

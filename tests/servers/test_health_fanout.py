@@ -1,7 +1,7 @@
-"""A check run by a Celery worker reaches websocket clients of two separate daphne processes through the
+"""A check run by a Celery worker reaches websocket clients of two separate uvicorn processes through the
 channels-redis layer, and the websocket statistics add up across both processes.
 
-Real processes on the test database and Redis: two daphne web servers, one Celery worker, a real MCP
+Real processes on the test database and Redis: two uvicorn web servers, one Celery worker, a real MCP
 server on loopback, and clients speaking the websocket protocol over TCP."""
 
 import asyncio
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.stack, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def group(tmp_path):
-    """Two daphne processes and one Celery worker; yields the two web ports."""
+    """Two uvicorn processes and one Celery worker; yields the two web ports."""
     ports = free_ports(2)
     group = ProcessGroup(tmp_path)
     try:
