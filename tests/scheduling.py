@@ -2,8 +2,9 @@
 this scheduler decides): whole files, so a file's module fixtures (a started stack, Chromium, a second
 registry) start once per file; every file of a folder in SHARED_FOLDERS together on one worker, since such
 a folder shares one session fixture among its files (tests/multihost: one deployment of network
-namespaces), handed out first since it holds the slowest tests; and each test function of a file in
-BY_FUNCTION apart, so that file's minutes spread over the workers. (Handing out the slowest units first,
+namespaces), handed out first since it holds the slowest tests; and each test of a file in BY_TEST apart
+(every parametrized case of it too), so that file's minutes spread over the workers, and the last units
+of the run are small ones that every worker shares. (Handing out the slowest units first,
 longest first, was measured and made the run no shorter: the suite is bound by the machine's two cores,
 and the heaviest stacks then all start at once.)
 
@@ -20,16 +21,16 @@ collection differs from the run's (the files changed on disk meanwhile) is stopp
 from xdist.scheduler import LoadScopeScheduling
 
 SHARED_FOLDERS = ("tests/multihost/",)
-# Files whose tests share no fixture beyond a test's own: each test function is a unit of its own, so the
-# file's minutes spread over the workers.
-BY_FUNCTION = ("tests/test_fuzz_api.py",)
+# Files whose tests share no fixture beyond a test's own: each test is a unit of its own, so the file's
+# minutes spread over the workers.
+BY_TEST = ("tests/test_fuzz_api.py",)
 
 
 class FileOrFolderScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
-        if path in BY_FUNCTION:
-            return nodeid.split("[", 1)[0]
+        if path in BY_TEST:
+            return nodeid
         return next((folder for folder in SHARED_FOLDERS if path.startswith(folder)), path)
 
     def mark_test_complete(self, node, item_index: int, duration: float = 0) -> None:

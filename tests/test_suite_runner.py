@@ -74,8 +74,8 @@ def test_a_stuck_test_fails_by_name_with_its_stack_and_the_run_goes_on_to_its_en
 
 
 def test_every_file_the_scheduler_splits_or_groups_is_in_the_suite():
-    from tests.scheduling import BY_FUNCTION, SHARED_FOLDERS
+    from tests.scheduling import BY_TEST, SHARED_FOLDERS
 
-    missing = [path for path in (*BY_FUNCTION, *SHARED_FOLDERS) if not (REPOSITORY / path).exists()]
+    missing = [path for path in (*BY_TEST, *SHARED_FOLDERS) if not (REPOSITORY / path).exists()]
 
     assert missing == []
