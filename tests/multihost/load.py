@@ -15,10 +15,11 @@ from tests.multihost.system import METRICS_SERVICE
 
 @dataclass(frozen=True)
 class Outcome:
-    at: float
+    at: float  # when the answer (or the error) came
     kind: str
     status: int  # 0: no HTTP answer (connection refused or reset, timeout)
     error: str = ""
+    sent: float = 0.0  # when the request was sent
 
     @property
     def ok(self) -> bool:
@@ -86,19 +87,14 @@ class Load:
             time.sleep(self.pause)
 
     def _record(self, kind: str, call):
+        sent = time.monotonic()
         try:
             answer = call()
         except requests.RequestException as exc:
-            self._add(Outcome(time.monotonic(), kind, 0, exc.__class__.__name__))
+            self._add(Outcome(time.monotonic(), kind, 0, exc.__class__.__name__, sent))
             return None
-        self._add(
-            Outcome(
-                time.monotonic(),
-                kind,
-                answer.status_code,
-                answer.text[:200] if answer.status_code >= 300 else "",
-            )
-        )
+        said = answer.text[:200] if answer.status_code >= 300 else ""
+        self._add(Outcome(time.monotonic(), kind, answer.status_code, said, sent))
         return answer
 
     def _add(self, outcome: Outcome) -> None:
@@ -109,6 +105,11 @@ class Load:
 
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if not o.ok]
+
+    def failures_sent_after(self, moment: float) -> list[Outcome]:
+        """Requests sent after `moment` that failed (one sent during a fault may end after it, when its
+        client gives up: it belongs to the fault's window, which `window` measures to its end)."""
+        return [o for o in self.failures() if o.sent >= moment]
 
     def statuses(self) -> set[int]:
         return {o.status for o in self.outcomes}
