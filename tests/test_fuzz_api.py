@@ -20,6 +20,7 @@ from django.test import Client
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.checks import not_a_server_error
+from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -115,8 +116,22 @@ def _schema(urlconf: str | None = None):
 
 registry = _schema()
 metrics = _schema("registry_site.metrics_urls")
-# Every operation of the official API, writes included (publish, PUT, DELETE, both status PATCHes).
-official = schemathesis.openapi.from_path(OFFICIAL_SPEC)
+# Every operation of the official API, writes included (publish, PUT, DELETE, both status PATCHes). A PUT
+# of a version is refused before its body is read (docs/api.md "OpenAPI schema"): its fuzzing phase sends
+# bodies of every kind, but the coverage phase's 1,800 variants of a server.json would ask nothing more.
+official = schemathesis.openapi.from_path(
+    OFFICIAL_SPEC,
+    config=SchemathesisConfig.from_dict(
+        {
+            "operations": [
+                {
+                    "include-name": "PUT /v0.1/servers/{serverName}/versions/{version}",
+                    "phases": {"coverage": {"enabled": False}},
+                }
+            ]
+        }
+    ),
+)
 official.app = get_wsgi_application()
 
 
