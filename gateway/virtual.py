@@ -370,12 +370,12 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
 
 async def close(caller: Caller, virtual) -> None:
     members = {member.key: member for member in virtual.members}
+    opened = {
+        **caller.record["members"],
+        **await virtual_sessions.members_of(virtual.path, caller.session_id),
+    }
     await asyncio.gather(
-        *(
-            virtual_members.close(caller, members[key], opened)
-            for key, opened in caller.record["members"].items()
-            if key in members
-        )
+        *(virtual_members.close(caller, members[key], own) for key, own in opened.items() if key in members)
     )
     await sessions.unbind(virtual.path, caller.session_id)
     await virtual_sessions.forget(virtual.path, caller.session_id)

@@ -54,7 +54,7 @@ async def credential(member, principal, epoch) -> dict[str, str]:
 async def member_session(caller: Caller, member, headers) -> str:
     """The member's session of this virtual session, opened now when it is not yet: once, though a
     client's GET stream and its first requests arrive together (one opening at a time per member in a
-    process; another process's opening is found in Redis)."""
+    process; the first claimed in Redis wins across processes, gateway/virtual_sessions.py)."""
     opened = caller.record["members"].get(member.key)
     if opened:
         return opened
@@ -65,16 +65,18 @@ async def member_session(caller: Caller, member, headers) -> str:
             opened = caller.record["members"].get(member.key)
             if opened:
                 return opened
-            current = await virtual_sessions.fresh(caller.virtual_path, caller.session_id)
-            if current is not None and current["members"].get(member.key):
-                caller.record["members"] = {**current["members"], **caller.record["members"]}
-                return current["members"][member.key]
+            claimed = await virtual_sessions.members_of(caller.virtual_path, caller.session_id)
+            caller.record["members"].update(claimed)
+            if claimed.get(member.key):
+                return claimed[member.key]
             opened = await deferred.open_upstream_session(member.server, caller.record["init"], headers)
-            caller.record["members"][member.key] = opened
-            if current is not None:  # what other requests stored meanwhile stays
-                caller.record["members"] = {**current["members"], **caller.record["members"]}
-            await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
-            return opened
+            winner = await virtual_sessions.claim_member(
+                caller.virtual_path, caller.session_id, member.key, opened
+            )
+            caller.record["members"][member.key] = winner
+            if winner != opened:  # another process opened one first: ours ends unused
+                await close(caller, member, opened)
+            return winner
     finally:
         if not lock.locked() and _OPENING.get(key) is lock:
             del _OPENING[key]

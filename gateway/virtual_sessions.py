@@ -4,9 +4,13 @@ Redis, what the session's later requests need on any process: the client's `init
 own session once opened (gateway/virtual_members.py), and the names the last lists showed (so a call
 reaches the member whose list showed the name).
 
-Each process remembers the records it read or wrote (RECORDS), so a session's calls read Redis only
-for what this process has not seen: a member session missing here is looked for in Redis before one is
-opened (`fresh`). A record another process changed is at worst older here by names it listed, which a
+Each member's session is claimed in a hash of its own beside the record (`claim_member`): the first
+opening stored wins, in every process, and a record only ever holds the winners. Two requests of one
+client that open the same member at once (its GET stream and its first call) must not each keep their own
+session with it: a member's request to the client would go out on one, and the client's answer to the
+other. Each process remembers the records it read or wrote (RECORDS), so a session's calls read Redis only
+for what this process has not seen: a member session missing here is looked for in the hash before one is
+opened (`members_of`). A record another process changed is at worst older here by names it listed, which a
 call then finds by listing again; the session's binding (gateway/sessions.py), not this memory, decides
 whether the session still exists."""
 
@@ -22,6 +26,7 @@ from core.redis_clients import async_client
 from gateway import sessions
 
 PREFIX = "registry-virtual-"
+MEMBERS = ":members"  # the hash of the members' sessions, beside a session's record
 REMEMBERED = 10_000
 
 
@@ -88,15 +93,43 @@ async def fresh(virtual_path: str, session_id: str) -> dict | None:
 async def keep(virtual_path: str, session_id: str, record: dict) -> None:
     key = _key(virtual_path, session_id)
     try:
-        await async_client().set(key, json.dumps(record), ex=sessions.TTL_SECONDS)
+        async with async_client().pipeline(transaction=False) as pipe:
+            pipe.set(key, json.dumps(record), ex=sessions.TTL_SECONDS)
+            pipe.expire(key + MEMBERS, sessions.TTL_SECONDS)  # the claims live as long as the record
+            await pipe.execute()
     except redis.RedisError as error:
         raise sessions.SessionsUnavailable from error
     RECORDS.put(key, record)
 
 
-async def forget(virtual_path: str, session_id: str) -> None:
-    RECORDS.drop(_key(virtual_path, session_id))
+async def members_of(virtual_path: str, session_id: str) -> dict[str, str]:
+    """{member key: its session} of every member session claimed so far."""
     try:
-        await async_client().delete(_key(virtual_path, session_id))
+        claimed = await async_client().hgetall(_key(virtual_path, session_id) + MEMBERS)
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+    return {key.decode(): value.decode() for key, value in claimed.items()}
+
+
+async def claim_member(virtual_path: str, session_id: str, member_key: str, opened: str) -> str:
+    """The member's session of this virtual session: `opened` when it is the first claimed, else the one
+    claimed before it (whose opener won; `opened` is then the caller's to close)."""
+    claims = _key(virtual_path, session_id) + MEMBERS
+    try:
+        async with async_client().pipeline(transaction=True) as pipe:
+            pipe.hsetnx(claims, member_key, opened)
+            pipe.hget(claims, member_key)
+            pipe.expire(claims, sessions.TTL_SECONDS)
+            _, winner, _ = await pipe.execute()
+    except redis.RedisError as error:
+        raise sessions.SessionsUnavailable from error
+    return winner.decode()
+
+
+async def forget(virtual_path: str, session_id: str) -> None:
+    key = _key(virtual_path, session_id)
+    RECORDS.drop(key)
+    try:
+        await async_client().delete(key, key + MEMBERS)
     except redis.RedisError:
-        pass  # it expires by itself
+        pass  # they expire by themselves
