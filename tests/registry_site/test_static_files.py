@@ -46,3 +46,19 @@ def test_the_registry_entry_serves_the_same_file(asgi_request):
     assert response.status_code == 200
     assert response.content == CSS
     assert response.headers["content-type"] == 'text/css; charset="utf-8"'
+
+
+def test_the_finders_table_is_built_once_per_configuration_and_again_when_it_changes(settings, tmp_path):
+    from registry_site.static_files import StaticFilesMiddleware
+
+    first, second = StaticFilesMiddleware(lambda request: None), StaticFilesMiddleware(lambda request: None)
+    (tmp_path / "extra.css").write_text("p {}")
+    settings.STATICFILES_DIRS = [*settings.STATICFILES_DIRS, tmp_path]
+    changed = StaticFilesMiddleware(lambda request: None)
+
+    assert first.files["/static/css/registry.css"] is second.files["/static/css/registry.css"]
+    assert first.directories == second.directories
+    assert "/static/extra.css" not in first.files
+    assert changed.files["/static/extra.css"].alternatives[0][1].endswith("/extra.css")
+    assert (str(tmp_path), "/static/") in changed.directories
+    assert (str(tmp_path), "/static/") not in first.directories
