@@ -2,7 +2,10 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
-# No byte-compiling of all 2 GB at install (over a minute on one core): a module is compiled on first import.
+# No byte-compiling of all 2 GB at install (over a minute on one core): a module is compiled on first import,
+# and its bytecode kept, even where the environment turns that off: every process of a run (each test worker,
+# each process a test starts, each role of `make run`) would otherwise compile all it imports again.
+unexport PYTHONDONTWRITEBYTECODE
 PIP := $(PY) -m pip --disable-pip-version-check
 PIP_INSTALL := $(PIP) install --quiet --no-compile
 # A stamp per requirements content: editing a requirements file reinstalls.
