@@ -54,10 +54,14 @@ def test_a_stuck_test_fails_by_name_with_its_stack_and_the_run_goes_on_to_its_en
     for number in range(8):
         (tmp_path / f"test_quick_{number}.py").write_text(QUICK)
     env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
+    # The two plugins the runner is made of, and none of the suite's others (schemathesis, hypothesis,
+    # playwright: seconds of imports in each of the run's processes).
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
     finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:django", "-p", "no:cacheprovider", "-n", "2"]
-        + ["--dist", "loadscope", "-o", "timeout=3", "-o", "timeout_method=thread", "-q"],
+        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "pytest_timeout"]
+        + ["-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope"]
+        + ["-o", "timeout=3", "-o", "timeout_method=thread", "-q"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
