@@ -19,6 +19,7 @@ from servers.cache import LISTING_CHECK_LAG_SECONDS, LISTINGS
 from servers.naming import name_prefix
 from servers.selectors import servers_page_entries
 from virtual_servers.listing import registry_entries
+from virtual_servers.models import VirtualServer
 
 PAGE_CACHE_MAX_CHARS = 256 * 1024  # larger pages (limit up to 1000) are built each time
 
@@ -33,14 +34,15 @@ def _servers_after(after: tuple[str, str] | None) -> tuple[str | None, bool]:
     return None, name > prefix  # every gateway name starts with the prefix
 
 
-def _catalog_facts() -> tuple[list[int], bool]:
-    """(ids of the servers put behind the gateway, whether any version is stored), kept with the pages:
-    every write that changes either moves the listings' epoch. A registry without published versions
-    then pays nothing for them on a page it builds."""
+def _catalog_facts() -> tuple[list[int], bool, bool]:
+    """(ids of the servers put behind the gateway, whether any version is stored, whether any virtual
+    server exists), kept with the pages: every write that changes one of them moves the listings' epoch.
+    A registry without published versions or virtual servers then pays nothing for them on a page it
+    builds: its page of servers is one query."""
 
     def build():
         bound = list(GatewayBinding.objects.values_list("server_id", flat=True))
-        return bound, ServerVersion.objects.exists()
+        return bound, ServerVersion.objects.exists(), VirtualServer.objects.exists()
 
     return LISTINGS.get_or_build(("v01-catalog-facts",), build, ttl_seconds=EPOCH_CACHE_TTL_SECONDS)
 
@@ -77,7 +79,7 @@ def registry_page(
 
     def build():
         servers_after, no_servers = _servers_after(after)
-        bound, any_versions = _catalog_facts()
+        bound, any_versions, any_virtuals = _catalog_facts()
         servers = (
             []
             if no_servers
@@ -92,7 +94,7 @@ def registry_page(
         )
         virtuals = (
             []
-            if no_servers
+            if no_servers or not any_virtuals
             else registry_entries(
                 principal, after=servers_after, limit=limit + 1, base_url=base_url, **filters
             )

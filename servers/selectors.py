@@ -12,7 +12,7 @@ from servers.choices import NOT_HEALTHY, ToolChangeStatus
 from servers.live.entries import health_entry, public_entry
 from servers.models import Server, Tool, ToolChange
 from servers.naming import name_prefix
-from servers.policies import shown_counts, shown_with_tools, tool_counts
+from servers.policies import shown_counts, shown_tool_count, shown_with_tools, tool_counts
 from servers.search_index import trigram_prefilter
 from servers.v01_sql import servers_page_rows
 
@@ -145,14 +145,13 @@ def servers_page_entries(
     principal, *, after: str | None, limit: int, base_url: str, exclude_ids=None, **filters
 ):
     """The rows of `servers_page` (at most `limit`, without the servers of `exclude_ids`, a queryset of
-    ids), as `[(name, version, ServerResponse JSON text)]` built by PostgreSQL (servers/v01_sql.py), each
-    `num_tools` the number of tools the caller is shown."""
+    ids), as `[(name, version, ServerResponse JSON text)]` built by PostgreSQL (servers/v01_sql.py) in one
+    query, each `num_tools` the number of tools the caller is shown."""
     rows = servers_page_query(principal, after=after, **filters)
     if exclude_ids is not None:
         rows = rows.exclude(id__in=exclude_ids)
-    chosen = dict(rows.values_list("id", "path")[:limit])
-    counts = tool_counts(principal, chosen.values())
-    return servers_page_rows(list(chosen), base_url=base_url, counts=counts)
+    chosen = rows.annotate(shown=shown_tool_count(principal)).values_list("id", "shown")[:limit]
+    return servers_page_rows(chosen, base_url=base_url)
 
 
 def health_snapshot(principal=None) -> dict[str, dict]:

@@ -1,12 +1,13 @@
-"""The gateway's servers in a /v0.1 page, assembled by PostgreSQL: one query selects them and builds
-each one's JSON (`json_build_object`), so a page of 100 servers costs no model instances. The shape is
+"""The gateway's servers in a /v0.1 page, assembled by PostgreSQL: one query selects them (the page's
+keyset query, with the number of tools the caller is shown) and builds each one's JSON
+(`json_build_object`), so a page of 100 servers costs one round trip and no model instances. The shape is
 `servers.v01_responses.server_response`'s, field for field; tests/servers/test_v01_sql.py holds
 the two to the same output. catalog/listing.py merges these rows with the published versions'."""
 
-import json
-
 from django.conf import settings
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.models import QuerySet
 
 from servers.naming import name_prefix
 from servers.scanning import SCAN_SCOPE, SCANNER_DISTRIBUTION
@@ -38,7 +39,7 @@ def iso(column: str) -> str:
     )
 
 
-def _server_json(q: Sql, base_url: str, counts: dict[str, int]) -> str:
+def _server_json(q: Sql, base_url: str) -> str:
     namespace = settings.REGISTRY_NAMESPACE
     sse = "s.supported_transports = ARRAY['sse']::varchar(32)[]"
 
@@ -59,13 +60,10 @@ def _server_json(q: Sql, base_url: str, counts: dict[str, int]) -> str:
         f"'url', {q.p(base_url)} || s.path || CASE WHEN {sse} THEN '/sse' ELSE '/mcp' END)"
     )
     internal_key = q.p(f"io.{namespace}/internal")
-    # The tools the caller is shown where its tool rules narrow them (servers.policies.tool_counts).
-    num_tools = "s.num_tools"
-    if counts:
-        num_tools = f"coalesce(({q.p(json.dumps(counts))}::jsonb ->> s.path)::integer, s.num_tools)"
+    # The tools the caller is shown (servers.policies.shown_tool_count), chosen with the page.
     internal = (
         "json_build_object('path', s.path, 'is_enabled', s.is_enabled, 'health_status', s.health_status, "
-        f"'num_tools', {num_tools}, 'tags', to_json(s.tags), 'license', s.license)"
+        "'num_tools', c.shown, 'tags', to_json(s.tags), 'license', s.license)"
     )
     # The scan receipt (servers.v01_responses.scan_receipt), for servers whose pinned set was scanned.
     scan_key, scanner = q.p(SCAN_META), q.p(SCANNER_DISTRIBUTION)
@@ -97,22 +95,21 @@ def _server_json(q: Sql, base_url: str, counts: dict[str, int]) -> str:
     return f"json_build_object('server', {server}, '_meta', {meta})"
 
 
-def servers_page_rows(
-    ids: list[int], *, base_url: str, counts: dict[str, int] | None = None
-) -> list[tuple[str, str, str]]:
-    """`[(name, version, ServerResponse as JSON text)]` of the servers `ids`, by name (the order of
-    their paths, compared as bytes). The page's ids are chosen first by a lean query, so an empty page
-    costs no JSON query at all."""
-    if not ids:
+def servers_page_rows(chosen: QuerySet, *, base_url: str) -> list[tuple[str, str, str]]:
+    """`[(name, version, ServerResponse as JSON text)]` of the servers `chosen` picks, by name (the order
+    of their paths, compared as bytes): `chosen` is the page's keyset query giving `(id, shown)`, each
+    server's id and the number of tools the caller is shown there; it runs inside this one query."""
+    try:
+        chosen_sql, chosen_params = chosen.query.sql_with_params()
+    except EmptyResultSet:  # a caller who may see no server
         return []
     q = Sql()
     name = f"({q.p(name_prefix())} || replace(substr(s.path, 2), '/', '.'))"  # first in the text, first made
-    server_json = _server_json(q, base_url, counts or {})
-    q.params.append(list(ids))
+    server_json = _server_json(q, base_url)
     sql = (
-        f"SELECT {name}, s.version, ({server_json})::text FROM servers_server s "
-        'WHERE s.id = ANY(%s) ORDER BY s.path COLLATE "C"'
+        f"WITH c(id, shown) AS ({chosen_sql}) SELECT {name}, s.version, ({server_json})::text "
+        'FROM c JOIN servers_server s ON s.id = c.id ORDER BY s.path COLLATE "C"'
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, q.params)
+        cursor.execute(sql, [*chosen_params, *q.params])
         return cursor.fetchall()

@@ -79,3 +79,14 @@ def test_a_caller_who_sees_nothing_gets_an_empty_page(member, tricky):
     nobody = principal_for_user(member("nobody"), auth_method=AuthMethod.SESSION)
 
     assert registry_page(nobody, after=None, limit=10, base_url=BASE) == ("[]", 0, None, False)
+
+
+def test_an_uncached_page_of_servers_is_one_query(admin, tricky, django_assert_num_queries):
+    """Without published versions or virtual servers (facts kept with the pages), a page the process has
+    not kept is one query: the keyset choice, the tools each is shown and the JSON together."""
+    registry_page(admin, after=None, limit=2, base_url=BASE)
+
+    with django_assert_num_queries(1):
+        body, shown, _, more = registry_page(admin, after=None, limit=5, base_url=BASE)
+
+    assert (shown, more, len(json.loads(body))) == (5, True, 5)
