@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -115,11 +116,10 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
     worker = getattr(request.config, "workerinput", None)
     with django_db_blocker.unblock():
         if worker is None:
+            databases.without_durability()
             made = setup_databases(verbosity=0, interactive=False, serialized_aliases=set())
         else:
-            shared = Path(tempfile.gettempdir()) / f"registry-test-databases-{os.getuid()}"
-            shared.mkdir(exist_ok=True)
-            made = databases.cloned_test_database(shared, worker["testrunuid"])
+            made = databases.cloned_test_database(worker["testrunuid"])
     yield
     with django_db_blocker.unblock():
         teardown_databases(made, verbosity=0)
@@ -151,23 +151,6 @@ def _transactional_tests_emptied_fast(django_db_setup, django_db_blocker):
     TransactionTestCase._fixture_teardown = _fixture_teardown_emptying(flush)
     yield
     TransactionTestCase._fixture_teardown = flush
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _embedded_postgres_without_durability(django_db_setup, django_db_blocker):
-    """The embedded test server (var/test, never one of DATABASE_URL) skips flushing to disk: a test
-    database that a crash would lose has nothing to lose, and every transactional test's TRUNCATE and
-    every commit otherwise waits for the disk."""
-    if os.environ.get("DATABASE_URL"):
-        yield
-        return
-    from django.db import connection
-
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-            cursor.execute(f"ALTER SYSTEM SET {setting} = off")
-        cursor.execute("SELECT pg_reload_conf()")
-    yield
 
 
 DATA_MIGRATIONS = (
@@ -336,6 +319,23 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "[" in item.name and item.name.endswith("]") and not item.nodeid.endswith("]"):
             item._id = item._id.with_params(item.name[item.name.index("[") + 1 : -1])
+
+
+def pytest_configure(config):
+    """The controller of a parallel run names the run and starts migrating its template database at once
+    (tests/databases.py), while the workers start."""
+    if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", default=None):
+        from tests import databases
+
+        config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
+        config._template_maker = databases.make_template_ahead(config.option.testrunuid)
+
+
+def pytest_unconfigure(config):
+    maker = getattr(config, "_template_maker", None)
+    if maker is not None and maker.poll() is None:  # a run that ended first (collection only, an error)
+        maker.terminate()
+        maker.wait()
 
 
 def pytest_xdist_make_scheduler(config, log):

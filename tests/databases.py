@@ -1,11 +1,17 @@
 """The test databases of a parallel run: the schema is migrated once, into a template database, and each
 xdist worker's database (and each second registry a test starts: tests/catalog/peer.py) is a copy of it.
-A copy takes a fraction of a second where migrating takes about 15 s of a core each time. The first
-worker to come makes the template, under a lock the run's workers share; the others wait for it."""
+A copy takes a fraction of a second where migrating takes about 15 s of a core each time. The run's
+controller starts migrating the template in a process of its own as the run begins (`make_template_ahead`),
+while the workers start and collect the tests; a worker that comes first makes it itself, under a lock the
+run's processes share, and the others wait for it."""
 
 from __future__ import annotations
 
 import fcntl
+import os
+import subprocess
+import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,25 +24,76 @@ def template_database() -> str | None:
     return _template
 
 
-def cloned_test_database(shared: Path, run_id: str) -> tuple:
-    """Point the default connection at this worker's copy of the run's migrated template (made first when
-    no worker of the run has made it yet): the configuration `teardown_databases` takes."""
-    global _template
+def shared_directory() -> Path:
+    """Where the run's processes meet: the lock, and a file per run naming its template once made."""
+    shared = Path(tempfile.gettempdir()) / f"registry-test-databases-{os.getuid()}"
+    shared.mkdir(exist_ok=True)
+    return shared
+
+
+def make_template_ahead(run_id: str) -> subprocess.Popen:
+    """Start making the run's template in a process of its own (the run's controller calls it before the
+    workers start): migrating then overlaps their start-up and collection instead of following it."""
+    code = f"from tests.databases import _make_template; _make_template({run_id!r})"
+    return subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent)
+
+
+def _make_template(run_id: str) -> None:
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    parts = ["test", connection.settings_dict["NAME"], os.environ.get("TOX_PARALLEL_ENV", "")]
+    made_template(run_id, "_".join(part for part in parts if part) + TEMPLATE_SUFFIX)
+    _disconnect()
+
+
+def made_template(run_id: str, template: str) -> str:
+    """The run's migrated template, made now under `template`'s name unless a process of the run made it
+    already (then its name, which the run's file keeps)."""
     from django.db import connection
     from django.test.utils import setup_databases
 
-    own = connection.settings_dict["TEST"]["NAME"]  # test_<name>_gw<n>
-    template = own.rsplit("_", 1)[0] + TEMPLATE_SUFFIX
+    shared = shared_directory()
     ready = shared / f"test-database-{run_id}.ready"
     with _locked(shared / "test-database.lock"):
         if not ready.exists():
+            without_durability()
+            own = connection.settings_dict["TEST"]["NAME"]
             connection.settings_dict["TEST"]["NAME"] = template
             made = setup_databases(verbosity=0, interactive=False, serialized_aliases=set())
             _disconnect()
             ((_, original_name, _),) = made
             connection.settings_dict["NAME"] = original_name
+            connection.settings_dict["TEST"]["NAME"] = own
             ready.write_text(template)
-        connection.settings_dict["TEST"]["NAME"] = own
+        return ready.read_text()
+
+
+def without_durability() -> None:
+    """The embedded test server (var/test, never one of DATABASE_URL) skips flushing to disk: a test
+    database that a crash would lose has nothing to lose, and every migration, commit and emptying
+    otherwise waits for the disk."""
+    if os.environ.get("DATABASE_URL"):
+        return
+    from django.db import connection
+
+    with connection._nodb_cursor() as cursor:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            cursor.execute(f"ALTER SYSTEM SET {setting} = off")
+        cursor.execute("SELECT pg_reload_conf()")
+
+
+def cloned_test_database(run_id: str) -> tuple:
+    """Point the default connection at this worker's copy of the run's migrated template (made first when
+    no process of the run has made it yet): the configuration `teardown_databases` takes."""
+    global _template
+    from django.db import connection
+
+    own = connection.settings_dict["TEST"]["NAME"]  # test_<name>_gw<n>
+    template = made_template(run_id, own.rsplit("_", 1)[0] + TEMPLATE_SUFFIX)
+    with _locked(shared_directory() / "test-database.lock"):
         copy(template, own)
     _template = template
     original_name = connection.settings_dict["NAME"]
