@@ -23,7 +23,7 @@ from catalog.listing import registry_page
 
 admin = principal_for_user(User.objects.get(username="bench-admin"), auth_method=AuthMethod.SESSION)
 registry_page(admin, after=None, limit=100, base_url="https://warm.example")
-deep = ("io.mcpgateway/bench-" + "{deep:05d}", "1.0.0")
+deep = ("io.mcpgateway/bench-{deep}", "1.0.0")  # the middle of the servers
 figures = {}
 for name, after in (("first", None), ("deep", deep)):
     times = []
@@ -32,7 +32,8 @@ for name, after in (("first", None), ("deep", deep)):
         registry_page(admin, after=after, limit=100, base_url=f"https://p{index}.example")
         times.append((time.perf_counter() - started) * 1000)
     with CaptureQueriesContext(connection) as queries:
-        registry_page(admin, after=after, limit=100, base_url="https://counted.example")
+        page = registry_page(admin, after=after, limit=100, base_url="https://counted.example")
+    assert page[1] == 100, page[1]
     times.sort()
     figures[name] = {
         "p50_ms": round(statistics.median(times), 3),
@@ -52,7 +53,7 @@ def main() -> None:
         env = registry_env(Path(tmp) / "var", free_port())
         manage(env, "migrate", "--verbosity", "0")
         seed_servers(env, args.servers)
-        script = MEASURE.replace("{pages}", str(args.pages)).replace("{deep}", str(args.servers // 2))
+        script = MEASURE.replace("{pages}", str(args.pages)).replace("{deep}", f"{args.servers // 2:05d}")
         figures = json.loads(manage(env, "shell", "-c", script).strip().splitlines()[-1])
     print(f"uncached /v0.1 page of 100 over {args.servers} servers, {args.pages} pages each:")
     for name, row in figures.items():

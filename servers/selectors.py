@@ -14,7 +14,7 @@ from servers.models import Server, Tool, ToolChange
 from servers.naming import name_prefix
 from servers.policies import shown_counts, shown_tool_count, shown_with_tools, tool_counts
 from servers.search_index import trigram_prefilter
-from servers.v01_sql import servers_page_rows
+from servers.v01_sql import PAGE_FIELDS, servers_page_rows
 
 LIST_LIMIT = 500  # servers in one dashboard listing; the dashboard says when a filter would show more
 QUERY_MAX_LENGTH = 200
@@ -150,7 +150,7 @@ def servers_page_entries(
     rows = servers_page_query(principal, after=after, **filters)
     if exclude_ids is not None:
         rows = rows.exclude(id__in=exclude_ids)
-    chosen = rows.annotate(shown=shown_tool_count(principal)).values_list("id", "shown")[:limit]
+    chosen = rows.annotate(shown=shown_tool_count(principal)).values_list(*PAGE_FIELDS, "shown")[:limit]
     return servers_page_rows(chosen, base_url=base_url)
 
 

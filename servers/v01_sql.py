@@ -63,7 +63,7 @@ def _server_json(q: Sql, base_url: str) -> str:
     # The tools the caller is shown (servers.policies.shown_tool_count), chosen with the page.
     internal = (
         "json_build_object('path', s.path, 'is_enabled', s.is_enabled, 'health_status', s.health_status, "
-        "'num_tools', c.shown, 'tags', to_json(s.tags), 'license', s.license)"
+        "'num_tools', s.shown, 'tags', to_json(s.tags), 'license', s.license)"
     )
     # The scan receipt (servers.v01_responses.scan_receipt), for servers whose pinned set was scanned.
     scan_key, scanner = q.p(SCAN_META), q.p(SCANNER_DISTRIBUTION)
@@ -95,10 +95,32 @@ def _server_json(q: Sql, base_url: str) -> str:
     return f"json_build_object('server', {server}, '_meta', {meta})"
 
 
+# The columns a server's JSON is built from: the page's keyset query selects them, so nothing is joined.
+PAGE_FIELDS = (
+    "path",
+    "name",
+    "description",
+    "version",
+    "supported_transports",
+    "is_enabled",
+    "health_status",
+    "tags",
+    "license",
+    "tool_scanner_version",
+    "tool_scan_rules",
+    "tool_set_digest",
+    "tool_scan_verdict",
+    "tools_scanned_at",
+    "last_checked_at",
+    "created_at",
+    "updated_at",
+)
+
+
 def servers_page_rows(chosen: QuerySet, *, base_url: str) -> list[tuple[str, str, str]]:
     """`[(name, version, ServerResponse as JSON text)]` of the servers `chosen` picks, by name (the order
-    of their paths, compared as bytes): `chosen` is the page's keyset query giving `(id, shown)`, each
-    server's id and the number of tools the caller is shown there; it runs inside this one query."""
+    of their paths, compared as bytes): `chosen` is the page's keyset query giving PAGE_FIELDS and
+    `shown`, the number of tools the caller is shown there; it runs inside this one query."""
     try:
         chosen_sql, chosen_params = chosen.query.sql_with_params()
     except EmptyResultSet:  # a caller who may see no server
@@ -106,10 +128,7 @@ def servers_page_rows(chosen: QuerySet, *, base_url: str) -> list[tuple[str, str
     q = Sql()
     name = f"({q.p(name_prefix())} || replace(substr(s.path, 2), '/', '.'))"  # first in the text, first made
     server_json = _server_json(q, base_url)
-    sql = (
-        f"WITH c(id, shown) AS ({chosen_sql}) SELECT {name}, s.version, ({server_json})::text "
-        'FROM c JOIN servers_server s ON s.id = c.id ORDER BY s.path COLLATE "C"'
-    )
+    sql = f'SELECT {name}, s.version, ({server_json})::text FROM ({chosen_sql}) s ORDER BY s.path COLLATE "C"'
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*chosen_params, *q.params])
+        cursor.execute(sql, [*q.params, *chosen_params])  # in the order of their placeholders
         return cursor.fetchall()
