@@ -100,8 +100,9 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
             await self.send_json({"type": "keepalive"})
 
     async def send_json(self, content: dict) -> None:
-        await self.send(text_data=json.dumps(content, separators=(",", ":")))
+        """Counted before it goes out, so a client that has a message finds it in the statistics."""
         await stats.messages_sent()
+        await self.send(text_data=json.dumps(content, separators=(",", ":")))
 
     # What this socket may show; the session socket narrows it to its principal.
 

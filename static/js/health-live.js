@@ -48,6 +48,10 @@
   var fetching = false;
   var again = false; // news arrived while a fetch was under way: fetch once more after it
   var stale = {}; // rows whose tools changed: their server cell (tools and schemas) is taken again
+  // Removals so far, and the removal that took each path's row: a page fetched before a server was
+  // removed still lists it, and must not bring its row back.
+  var removals = 0;
+  var removedAt = {};
   function fetchRows() {
     if (fetching) {
       again = true;
@@ -56,10 +60,11 @@
     fetching = true;
     setTimeout(function () {
       var wanted = stale;
+      var asked = removals;
       stale = {};
       fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
         .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
-        .then(function (html) { merge(new DOMParser().parseFromString(html, "text/html"), wanted); })
+        .then(function (html) { merge(new DOMParser().parseFromString(html, "text/html"), wanted, asked); })
         .catch(function () {})
         .then(function () {
           fetching = false;
@@ -71,7 +76,7 @@
     }, 300);
   }
 
-  function merge(fresh, wanted) {
+  function merge(fresh, wanted, asked) {
     var body = root.querySelector("tbody");
     fresh.querySelectorAll("[data-health-socket] tr[data-path]").forEach(function (row) {
       var current = rowOf(row.dataset.path);
@@ -85,7 +90,7 @@
         details = current.querySelector("[data-tools]");
         if (open && details) details.open = true;
       }
-      if (current) return;
+      if (current || removedAt[row.dataset.path] > asked) return;
       var empty = body.querySelector("td.empty");
       if (empty) empty.parentNode.remove();
       body.appendChild(document.importNode(row, true));
@@ -95,7 +100,8 @@
     if (counts && current) current.replaceWith(document.importNode(counts, true));
   }
 
-  function gone(row) {
+  function gone(path, row) {
+    removedAt[path] = ++removals;
     var body = row.parentNode;
     row.remove();
     if (!body.querySelector("tr[data-path]") && body.dataset.emptyText) {
@@ -115,7 +121,8 @@
     }
     if (!row) return;
     if (entry === null) {
-      gone(row);
+      gone(path, row);
+      if (root.hasAttribute("data-health-fetch")) fetchRows(); // the counts by state
       return;
     }
     var badge = row.querySelector("[data-health-status]");

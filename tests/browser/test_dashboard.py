@@ -15,6 +15,7 @@ from servers.services.registry import server_create, server_delete, server_toggl
 from tests.browser.conftest import log_in
 from tests.factories import ServerFactory
 from tests.mcp_servers import fault_servers_fixture, time_server_fixture  # noqa: F401
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -153,3 +154,32 @@ def test_servers_registered_or_removed_elsewhere_appear_and_disappear_live(
     assert page.locator("tr[data-path]").count() == 0  # /secret is not the operator's to see
     assert page.locator("td.empty").inner_text() == "There are no servers you can see yet."
     status.context.close()
+
+
+def test_a_server_removed_while_the_page_is_fetched_again_does_not_come_back(page, site, operator_user):
+    """Disabling a server makes the page fetch itself again (for the counts by state); that copy, taken
+    before the server was deleted, answers after the deletion has removed its row."""
+    weather = ServerFactory(path="/weather", name="Weather", proxy_pass_url="http://127.0.0.1:9/mcp")
+    log_in(page, "olga")
+    page.wait_for_selector("[data-live-indicator][data-state=on]")
+    held = []
+
+    def hold(route):  # the first fetch: the page as it is now, answered only when the test says so
+        if route.request.resource_type == "fetch" and not held:
+            held.append((route, route.fetch()))
+        else:
+            route.fallback()
+
+    page.route("**/*", hold)
+    elsewhere(server_toggle, actor=None, server=weather, enabled=False)
+    row(page, "/weather").locator("[data-state]", has_text="Disabled").wait_for()
+    wait_for(lambda: held or page.wait_for_timeout(50), timeout=10, what="the page fetched again")
+    elsewhere(server_delete, actor=None, server=Server.objects.get(path="/weather"))
+    row(page, "/weather").wait_for(state="detached")
+
+    route, answer = held[0]
+    route.fulfill(response=answer)  # still lists /weather
+    page.locator("[data-state-filter=all] .count", has_text="0").wait_for()  # fetched after the deletion
+
+    assert page.locator("tr[data-path]").count() == 0
+    assert page.locator("td.empty").inner_text() == "There are no servers you can see yet."
