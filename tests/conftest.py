@@ -313,17 +313,22 @@ def timer(member, scope_factory):
     return member("tim", "timers")
 
 
-def pytest_collection_modifyitems(items):
-    """Schemathesis names every operation's test by its function alone; pytest-xdist tells tests apart by
-    node id, so each gets its parameter in its id (else one operation of each function would run)."""
-    for item in items:
-        if "[" in item.name and item.name.endswith("]") and not item.nodeid.endswith("]"):
-            item._id = item._id.with_params(item.name[item.name.index("[") + 1 : -1])
+def pytest_addoption(parser):
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help="write each test's seconds to tests/durations.json, which orders the work of a parallel run",
+    )
 
 
 def pytest_configure(config):
     """The controller of a parallel run names the run and starts migrating its template database at once
-    (tests/databases.py), while the workers start."""
+    (tests/databases.py), while the workers start; with --store-durations it records the tests' seconds
+    (tests/scheduling.py)."""
+    if getattr(config, "workerinput", None) is None and config.getoption("store_durations"):
+        from tests.scheduling import DurationRecorder
+
+        config.pluginmanager.register(DurationRecorder(), "duration-recorder")
     if getattr(config, "workerinput", None) is None and config.getoption("numprocesses", default=None):
         from tests import databases
 

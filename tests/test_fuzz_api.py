@@ -3,7 +3,11 @@ the real database: our own schema (/api/schema/ of the registry and of the metri
 credentials, and the official MCP Registry openapi.yaml for /v0.1 (every operation, writes included).
 Every answer must be a non-5xx that matches the schema it was generated from. The examples are
 derandomized, so a CI run is repeatable, and bounded (FUZZ_EXAMPLES per operation) so the whole file
-takes a few minutes on 2 cores."""
+takes a few minutes on 2 cores.
+
+An operation's test is built when it runs, not when the file is collected (as `schema.parametrize()`
+would): building one computes its coverage and example cases, about 8 s of a core for all operations, and
+every worker of a parallel run collects every test but runs only its share."""
 
 import base64
 import fcntl
@@ -21,6 +25,9 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
+from schemathesis.generation.feedback import FeedbackSources
+from schemathesis.pytest._test_builder import build_operation_test  # what schema.parametrize() builds with
+from schemathesis.python._constants.orchestrator import make_constants_value_source
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -179,22 +186,45 @@ def _call(case, credentials, **kwargs):
     case.validate_response(response, **kwargs)
 
 
-@registry.parametrize()
-@FUZZ
-def test_registry_api_never_fails_and_answers_as_documented(case, credentials):
-    _call(case, credentials, checks=OWN_CHECKS)
+def _operations(schema) -> list:
+    return [result.ok() for result in schema.get_all_operations()]
 
 
-@metrics.parametrize()
-@FUZZ
-def test_metrics_api_never_fails_and_answers_as_documented(case, credentials, metrics_urls):
-    _call(case, credentials, checks=OWN_CHECKS)
+def _fuzz(schema, operation, credentials, checks) -> None:
+    """Every phase schemathesis runs for `operation` (examples, fuzzing, coverage), as the test that
+    `schema.parametrize()` would have built at collection."""
+
+    @FUZZ
+    def check(case):
+        _call(case, credentials, checks=checks)
+
+    test = build_operation_test(
+        config=schema.config,
+        operation=operation,
+        test_func=check,
+        given_kwargs={},
+        feedback=FeedbackSources(constants_value_source=make_constants_value_source(schema)),
+    )
+    test()
 
 
-@official.parametrize()
-@FUZZ
-def test_v01_answers_as_the_official_registry_spec_says(case, credentials):
-    _call(case, credentials, checks=OFFICIAL_CHECKS)
+def _label(operation) -> str:
+    return operation.label
+
+
+@pytest.mark.parametrize("operation", _operations(registry), ids=_label)
+def test_registry_api_never_fails_and_answers_as_documented(operation, credentials):
+    _fuzz(registry, operation, credentials, OWN_CHECKS)
+
+
+@pytest.mark.parametrize("operation", _operations(metrics), ids=_label)
+def test_metrics_api_never_fails_and_answers_as_documented(operation, credentials, metrics_urls):
+    _fuzz(metrics, operation, credentials, OWN_CHECKS)
+
+
+@pytest.mark.parametrize("operation", _operations(official), ids=_label)
+def test_v01_answers_as_the_official_registry_spec_says(operation, credentials):
+    _fuzz(official, operation, credentials, OFFICIAL_CHECKS)
 
 
 def test_the_official_examples_are_published_and_their_status_changed(credentials):

@@ -1,6 +1,7 @@
 """The suite's own runner: a test that passes its time limit fails by name, with every thread's stack, and the
 run goes on to its end (tests/scheduling.py, tests/timeouts.py)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -83,3 +84,63 @@ def test_every_file_the_scheduler_splits_or_groups_is_in_the_suite():
     missing = [path for path in (*BY_TEST, *SHARED_FOLDERS) if not (REPOSITORY / path).exists()]
 
     assert missing == []
+
+
+ORDERED_CONFTEST = f"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {str(REPOSITORY)!r})
+
+from tests.scheduling import DurationRecorder, FileOrFolderScheduling, recorded_durations
+
+
+def pytest_xdist_make_scheduler(config, log):
+    scheduler = FileOrFolderScheduling(config, log)
+    scheduler.durations = recorded_durations(Path("durations.json"))
+    return scheduler
+
+
+def pytest_configure(config):
+    if getattr(config, "workerinput", None) is None:
+        config.pluginmanager.register(DurationRecorder(Path("recorded.json")))
+"""
+
+
+def recording(*names: str, sleep: float = 0) -> str:
+    """A test file whose tests write their names to ran.txt as they run."""
+    tests = "".join(
+        f"\n\ndef test_{name}():\n    time.sleep({sleep})\n    with open('ran.txt', 'a') as ran:\n"
+        f"        ran.write('{name}\\n')\n"
+        for name in names
+    )
+    return "import time\n" + tests
+
+
+def test_units_go_out_longest_first_by_the_recorded_seconds_and_a_run_records_them(tmp_path):
+    """One worker runs the units in the order they are handed out: the files with the most tests first
+    without the record, the longest recorded first with it (a test it does not name counts for 0.1 s)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(ORDERED_CONFTEST)
+    (tmp_path / "test_many.py").write_text(recording("many_1", "many_2"))
+    (tmp_path / "test_long.py").write_text(recording("long", sleep=0.5))
+    (tmp_path / "test_mid.py").write_text(recording("mid"))
+    (tmp_path / "durations.json").write_text('{"test_long.py::test_long": 40, "test_mid.py::test_mid": 9.5}')
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+    finished = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider"]
+        + ["-n", "1", "--dist", "loadscope", "-q"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert (tmp_path / "ran.txt").read_text().split() == ["long", "mid", "many_1", "many_2"]
+    recorded = json.loads((tmp_path / "recorded.json").read_text())
+    assert list(recorded) == ["test_long.py::test_long"]
+    assert 0.5 <= recorded["test_long.py::test_long"] < 30
