@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import psycopg
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import async_playwright
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, PASSWORD
+from tests.browser.conftest import PASSWORD
 from tests.catalog.peer import start_peer, stop_peer
+from tests.chromium import in_context
 from tests.conftest import run_manage
 
 UPSTREAM_USERS = ("alice-up", "bob-up")
@@ -97,9 +97,8 @@ async def sign_in(connect_url: str, *, user: str, upstream_user: str, catch_call
     """The user at Chromium: opens the connect URL the MCP host showed, logs in to the registry if asked,
     continues to the upstream's sign-in, logs in there and allows. The page they end on (its URL and
     text), or, with `catch_callback`, the callback URL the upstream sent them to, not followed."""
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        context = await browser.new_context(ignore_https_errors=True)
+
+    async def go(context):
         page = await context.new_page()
         page.set_default_timeout(20_000)
         caught: list[str] = []
@@ -131,22 +130,22 @@ async def sign_in(connect_url: str, *, user: str, upstream_user: str, catch_call
             raise AssertionError(
                 f"{failed}\nafter {seen}\nat {page.url}:\n{(await page.inner_text('main'))[:2000]}"
             ) from None
-        finally:
-            await browser.close()
+
+    return await in_context(go, ignore_https_errors=True)
 
 
 async def open_as(url: str, *, user: str) -> str:
     """The text of the page `url` shows `user` once logged in to the registry."""
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-        page = await (await browser.new_context(ignore_https_errors=True)).new_page()
+
+    async def read(context):
+        page = await context.new_page()
         page.set_default_timeout(20_000)
         await page.goto(url)
         await _log_in(page, user)
         await page.wait_for_load_state()
-        text = await page.inner_text("main")
-        await browser.close()
-        return text
+        return await page.inner_text("main")
+
+    return await in_context(read, ignore_https_errors=True)
 
 
 async def _log_in(page, username: str) -> None:

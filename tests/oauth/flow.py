@@ -29,9 +29,9 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
-from playwright.async_api import async_playwright
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, PASSWORD
+from tests.browser.conftest import PASSWORD
+from tests.chromium import in_context
 
 REDIRECT_URI = "http://127.0.0.1:33418/callback"  # never listened on: the browser's request is caught
 
@@ -70,11 +70,11 @@ class Browser:
 
     async def authorize(self, url: str) -> str:
         """Open the authorization URL; the URL the registry finally redirects to."""
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
-            page = await (await browser.new_context()).new_page()
+        caught: list[str] = []
+
+        async def answer(context):
+            page = await context.new_page()
             page.set_default_timeout(15_000)
-            caught: list[str] = []
 
             async def catch(route):
                 caught.append(route.request.url)
@@ -97,8 +97,9 @@ class Browser:
                 await page.click("#allow" if self.allow else "#deny")
                 await _until(lambda: caught)
             await _until(lambda: caught, seconds=5)
-            final = page.url if caught else (page.url, (await page.content())[:3000])
-            await browser.close()
+            return page.url if caught else (page.url, (await page.content())[:3000])
+
+        final = await in_context(answer)
         assert caught, f"the registry never sent the browser back to the host: {final}"
         self.callbacks.append(caught[-1])
         return caught[-1]
