@@ -19,11 +19,6 @@ TEMPLATE_SUFFIX = "_template"
 _template: str | None = None  # this run's template, once made
 
 
-def template_database() -> str | None:
-    """The migrated template's name when this process runs as an xdist worker, else None."""
-    return _template
-
-
 def shared_directory() -> Path:
     """Where the run's processes meet: the lock, and a file per run naming its template once made."""
     shared = Path(tempfile.gettempdir()) / f"registry-test-databases-{os.getuid()}"
@@ -99,6 +94,39 @@ def cloned_test_database(run_id: str) -> tuple:
     original_name = connection.settings_dict["NAME"]
     _use(own)
     return [(connection, original_name, True)]
+
+
+def copied_template(name: str) -> bool:
+    """`name` made anew as a copy of the run's template (False, and nothing made, outside a parallel run).
+    Under the run's lock: a copy fails while anything is connected to the template (`dumped_template`)."""
+    if _template is None:
+        return False
+    with _locked(shared_directory() / "test-database.lock"):
+        copy(_template, name)
+    return True
+
+
+def dumped_template(pg_dump: Path, target: Path) -> bool:
+    """The run's template written to `target` as SQL, its tables and data without owners or grants and
+    without the extensions it uses (False, and nothing written, outside a parallel run)."""
+    if _template is None:
+        return False
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "PGHOST": str(params.get("host") or ""),
+        "PGPORT": str(params.get("port") or ""),
+        "PGUSER": str(params.get("user") or ""),
+        "PGPASSWORD": str(params.get("password") or ""),
+    }
+    dump = [str(pg_dump), "--no-owner", "--no-privileges", "--schema=public", _template]
+    with _locked(shared_directory() / "test-database.lock"):
+        sql = subprocess.run(dump, env=env, check=True, capture_output=True, text=True, timeout=120).stdout
+    # The schema named by --schema is created by the dump, and `public` exists in every database.
+    target.write_text(sql.replace("\nCREATE SCHEMA public;\n", "\n", 1))
+    return True
 
 
 def copy(template: str, name: str) -> None:

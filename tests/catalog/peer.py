@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import connection
 
 from tests.conftest import run_manage
-from tests.databases import template_database
+from tests.databases import copied_template
 from tests.processes import ProcessGroup, child_env, free_ports, wait_healthy
 
 ISSUE_TOKEN = """
@@ -44,17 +44,18 @@ def start_peer(log_dir, *, env_extra: dict | None = None, setup: str = "") -> tu
     """The peer, migrated (a copy of the run's migrated template when there is one), `setup` (Python for
     `manage.py shell`) run and its administrator's token issued; `env_extra` adds settings of its own."""
     name = f"{connection.settings_dict['NAME']}_peer"
-    template = template_database()  # the run's migrated schema, when there is one to copy
-    with _admin_connection() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    migrated = copied_template(name)  # the run's migrated schema, when there is one to copy
+    if not migrated:
+        with _admin_connection() as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{name}"')
     database_url = urlunsplit(urlsplit(settings.DATABASE_URL)._replace(path=f"/{name}"))
     redis_url = urlunsplit(urlsplit(settings.REDIS_URL)._replace(path="/14"))
     env = child_env() | {"DATABASE_URL": database_url, "REDIS_URL": redis_url, "REGISTRY_NAMESPACE": "peer"}
     env |= env_extra or {}
-    if template is None:
-        migrated = run_manage("migrate", "--no-input", env=env, timeout=300)
-        assert migrated.returncode == 0, migrated.stderr
+    if not migrated:
+        done = run_manage("migrate", "--no-input", env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
     issued = run_manage("shell", "-c", f"{setup}\n{ISSUE_TOKEN}", env=env)  # the token printed last
     assert issued.returncode == 0, issued.stderr
     (port,) = free_ports(1)
