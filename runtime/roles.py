@@ -77,13 +77,15 @@ def main(argv: list[str]) -> None:
     if len(argv) != 1 or argv[0] not in ROLES:
         sys.exit(f"usage: python -m runtime.roles {{{'|'.join(ROLES)}}}")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "registry_site.settings.production")
-    import django
-
-    django.setup()
     role = argv[0]
     if role == "migrate":
+        import django
+
+        django.setup()
         migrate()
         return
+    # The settings alone: the role's own processes set Django up (its apps and models, over a second of a
+    # core), and this one only starts them.
     processes = children(role)
     if len(processes) == 1:
         command = processes[0].argv
