@@ -30,6 +30,24 @@ def pytest_timeout_set_timer(item, settings):
     return start_timer(item, settings)
 """
 
+
+def run_pytest(directory: Path, *options: str) -> subprocess.CompletedProcess:
+    """pytest run in `directory` by xdist with `options`, as a separate run of its own. It loads xdist and the
+    plugins `options` name, none of the suite's others (schemathesis, hypothesis, playwright: seconds of
+    imports in each of the run's processes)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider"]
+        + ["--dist", "loadscope", "-q", *options],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 QUICK = "import time\n\n\ndef test_a():\n    time.sleep(0.2)\n\n\ndef test_b():\n    time.sleep(0.2)\n"
 
 STUCK = """import threading
@@ -54,20 +72,8 @@ def test_a_stuck_test_fails_by_name_with_its_stack_and_the_run_goes_on_to_its_en
     (tmp_path / "test_stuck.py").write_text(STUCK)
     for number in range(8):
         (tmp_path / f"test_quick_{number}.py").write_text(QUICK)
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
-    # The two plugins the runner is made of, and none of the suite's others (schemathesis, hypothesis,
-    # playwright: seconds of imports in each of the run's processes).
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-
-    finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "pytest_timeout"]
-        + ["-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope"]
-        + ["-o", "timeout=3", "-o", "timeout_method=thread", "-q"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
+    finished = run_pytest(
+        tmp_path, "-p", "pytest_timeout", "-n", "2", "-o", "timeout=3", "-o", "timeout_method=thread"
     )
 
     output = finished.stdout + finished.stderr
@@ -126,18 +132,7 @@ def test_units_go_out_longest_first_by_the_recorded_seconds_and_a_run_records_th
     (tmp_path / "test_long.py").write_text(recording("long", sleep=0.5))
     (tmp_path / "test_mid.py").write_text(recording("mid"))
     (tmp_path / "durations.json").write_text('{"test_long.py::test_long": 40, "test_mid.py::test_mid": 9.5}')
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_", "DJANGO_"))}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-
-    finished = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider"]
-        + ["-n", "1", "--dist", "loadscope", "-q"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    finished = run_pytest(tmp_path, "-n", "1")
 
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert (tmp_path / "ran.txt").read_text().split() == ["long", "mid", "many_1", "many_2"]
