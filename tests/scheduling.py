@@ -1,8 +1,8 @@
 """How pytest-xdist shares the suite among its workers (`make test` runs them with `--dist loadscope`, and
-this scheduler decides): whole files, so a file's module fixtures (a started stack, Chromium, a second
-registry) start once per file; every file of a folder in SHARED_FOLDERS together on one worker, since such
-a folder shares one session fixture among its files (tests/multihost: one deployment of network
-namespaces), handed out first since it holds the slowest tests; and each test of a file in BY_TEST apart
+this scheduler decides): whole files, so a file's module fixtures (a started stack, a second registry)
+start once per file; every file of a folder in SHARED_FOLDERS together on one worker, since such a folder
+shares a fixture among its files (tests/multihost: one deployment of network namespaces; tests/browser:
+one Chromium), handed out first since they hold the slowest tests; and each test of a file in BY_TEST apart
 (every parametrized case of it too), so that file's minutes spread over the workers.
 
 Units are handed out longest first, by the seconds each test took in a recorded run (tests/durations.json,
@@ -26,7 +26,9 @@ from pathlib import Path
 
 from xdist.scheduler import LoadScopeScheduling
 
-SHARED_FOLDERS = ("tests/multihost/",)
+# Folders whose files share a fixture wider than a file: tests/multihost one deployment, tests/browser one
+# Chromium (package-scoped: closed when the worker goes on to other tests).
+SHARED_FOLDERS = ("tests/multihost/", "tests/browser/")
 # Files whose tests share no fixture beyond a test's own: each test is a unit of its own, so the file's
 # minutes spread over the workers.
 BY_TEST = ("tests/test_fuzz_api.py",)
@@ -103,7 +105,7 @@ class FileOrFolderScheduling(LoadScopeScheduling):
             node.shutdown()
 
     def _assign_work_unit(self, node) -> None:
-        """The shared folder's unit first, then the longest left."""
+        """The shared folders' units first, then the longest left."""
         first = next((scope for scope in self.workqueue if scope in SHARED_FOLDERS), None)
         if first is None:
             first = max(self.workqueue, key=self.cost)

@@ -26,11 +26,12 @@ SCREENSHOTS = PROJECT_DIR / "var" / "test" / "screenshots"
 PASSWORD = "correct horse battery staple"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
-    """Chromium for one test module. Playwright's synchronous API keeps an event loop running in this
-    thread while it is open, so it must be closed before other modules' tests (asyncio.run, async_to_sync)
-    run."""
+    """Chromium for the tests of this folder (one launch: 2.2 s of CPU each). Playwright's synchronous API
+    keeps an event loop running in this thread while it is open, so it is closed before the worker runs
+    other folders' tests (asyncio.run, async_to_sync): the folder is one unit of the run (tests/scheduling.py
+    SHARED_FOLDERS)."""
     if not CHROMIUM.exists():
         pytest.fail(
             "Chromium is not installed. `make test` installs Debian's chromium when it runs as root "
