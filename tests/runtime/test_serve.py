@@ -22,7 +22,7 @@ pytestmark = pytest.mark.stack
 class Serve:
     """A running `manage.py serve` whose output is collected line by line."""
 
-    def __init__(self, var_dir, port):
+    def __init__(self, var_dir, port, **settings):
         self.port = port
         self.metrics_port, self.scrape_port = free_ports(2)
         self.lines: list[str] = []
@@ -36,6 +36,7 @@ class Serve:
                 OTEL_PROMETHEUS_PORT=self.scrape_port,
                 CELERY_WORKER_CONCURRENCY=1,
                 METRICS_API_KEY_REGISTRY=METRICS_KEY,
+                **settings,
             ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -191,8 +192,9 @@ def test_serve_runs_the_whole_group_on_fresh_embedded_servers_stops_cleanly_and_
     assert embedded_server_processes(var_dir) == []
 
     # The next run starts cleanly on the kept data: same admin, no new password; and a child that dies
-    # takes the whole group down, the embedded servers with it.
-    again = Serve(var_dir, free_port)
+    # takes the whole group down, the embedded servers with it. One web and one metrics process (the first
+    # run had the default, one per core, on each port): nothing here depends on how many.
+    again = Serve(var_dir, free_port, WEB_CONCURRENCY=1, METRICS_CONCURRENCY=1)
     try:
         again.wait_for(r"Press Ctrl-C to stop")
         relogin = admin_login(again, username, password)
