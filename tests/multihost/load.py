@@ -31,10 +31,11 @@ class Load:
     this load's `run` id; `accepted` counts the metrics answered 202. Like a careful sender, a client
     sends a batch that was not answered 202 again, metric ids unchanged (docs/metrics.md)."""
 
-    # Each client waits `pause` after each round (listing and batch): about 36 requests a second in all,
-    # far more than a failover window needs to be seen. At 0.05 s (111 a second) the traffic alone took
-    # 0.8 of the machine's two cores for the three minutes the failover tests run it.
-    def __init__(self, system, *, threads: int = 4, pause: float = 0.2):
+    # Each client waits `pause` after each round (listing and batch): about 25 requests a second in all,
+    # one every 40 ms or so across the four clients, far more than a failover window (bounded in seconds)
+    # needs to be seen. At 0.05 s (111 a second) the traffic alone took 0.8 of the machine's two cores for
+    # the three minutes the failover tests run it; at 0.2 s (36 a second) 0.4.
+    def __init__(self, system, *, threads: int = 4, pause: float = 0.3):
         self.system = system
         self.run = uuid.uuid4().hex
         self.threads = threads
