@@ -16,6 +16,7 @@ metrics accepted vs stored, RSS of every process at start (after warm-up) and en
 
 Needs root (network namespaces), nginx and redis-server (`make test` installs them).
 Run: sudo .venv/bin/python bench/soak.py [--minutes 10] [--clients 8] [--sockets 20] [--sweep-servers 10000]
+     [--web-core]
 """
 
 from __future__ import annotations
@@ -334,6 +335,23 @@ def sweep_phase(system: System, servers: int, seconds: float) -> dict:
     }
 
 
+def cores_split(system: System) -> None:
+    """Core 1 for the front (both web hosts' web processes, nginx, this process), core 0 for the rest of
+    the lab (workers, beat, PostgreSQL, Redis, Sentinels, the MCP host, the metrics roles): the two cores
+    as two machines, so a figure taken this way shows what the sweep moves in the web process itself."""
+    front = {system.hosts[host].processes["web"].pid for host in ("web-a", "web-b")}
+    front |= {process.pid for process in system.hosts["lb"].processes.values()}
+    for host in system.hosts.values():
+        for process in host.processes.values():
+            if process.poll() is not None:
+                continue
+            root = psutil.Process(process.pid)
+            for member in [root, *root.children(recursive=True)]:
+                member.cpu_affinity([1] if process.pid in front else [0])
+    for thread in psutil.Process().threads():
+        os.sched_setaffinity(thread.id, {1})
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
@@ -356,6 +374,12 @@ def main() -> None:
     parser.add_argument(
         "--sweep-seconds", type=float, default=60, help="listing timed this long idle, then during"
     )
+    parser.add_argument(
+        "--web-core",
+        action="store_true",
+        help="the sweep phase with the web hosts' web processes, the balancer and this client on one core "
+        "and every other process of the lab on the other, as on separate machines",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -375,6 +399,8 @@ def main() -> None:
         result = soak_phase(system, args) if args.minutes else {}
         if args.sweep_servers:
             print(f"==> sweep phase: {args.sweep_servers} servers", flush=True)
+            if args.web_core:
+                cores_split(system)
             result["sweep"] = sweep_phase(system, args.sweep_servers, args.sweep_seconds)
         print(json.dumps(result, indent=2) if args.json else markdown(result))
     finally:
