@@ -24,6 +24,9 @@ CHROMIUM_FLAGS = [
 ]
 SCREENSHOTS = PROJECT_DIR / "var" / "test" / "screenshots"
 PASSWORD = "correct horse battery staple"
+# How long a page's wait may take. The folder is handed out first in `make test`, beside the multi-host lab
+# starting and the other workers collecting: Swagger UI's 1.5 MB of script once took over 10 s to render.
+WAIT_MS = 30_000
 
 
 @pytest.fixture(scope="package")
@@ -66,7 +69,7 @@ def site():
 @pytest.fixture
 def page(browser, site):
     context = browser.new_context(base_url=site.url(""))
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     opened = context.new_page()
     yield opened
     context.close()

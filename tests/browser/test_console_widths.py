@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import log_in
+from tests.browser.conftest import WAIT_MS, log_in
 from tests.factories import ServerFactory
 from tests.mcp_servers import time_server_fixture  # noqa: F401
 from tests.search import semantic_fixtures
@@ -29,7 +29,7 @@ def sized(request, browser, site):
         has_touch=request.param == "phone",
         is_mobile=request.param == "phone",
     )
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     yield context.new_page(), request.param
     context.close()
 
