@@ -29,6 +29,7 @@ import pgserver
 import requests
 
 from tests.databases import dumped_template
+from tests.embedding_graph import link_embedding_graph
 from tests.multihost.lab import Lab
 from tests.nginx import MAIN_CONFIG, nginx_binary
 from tests.waiting import wait_for
@@ -198,10 +199,7 @@ class System:
         return {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT_DIR), "HOME": "/tmp"}
 
     def _collect_static(self) -> None:
-        (self.directory / "models").mkdir(exist_ok=True)
-        local_models = PROJECT_DIR / "var" / "test" / "models"
-        for model in local_models.glob("*.onnx") if local_models.exists() else []:
-            shutil.copy(model, self.directory / "models" / model.name)  # the export is done once per digest
+        link_embedding_graph(self.directory / "models")
         static = self.directory / "staticfiles"
         static.mkdir(exist_ok=True)
         env = {

@@ -1,6 +1,8 @@
-"""`manage.py serve` (what `make run` runs) from an empty var/ folder: the whole group starts on fresh
+"""`manage.py serve` (what `make run` runs) from a new var/ folder: the whole group starts on fresh
 embedded servers, shares one database and one Redis, stops cleanly on Ctrl-C, starts again on the kept
-data, and goes down whole, embedded servers included, when one of its children dies."""
+data, and goes down whole, embedded servers included, when one of its children dies. The folder starts
+with the embedding model's exported graph in it, the test run's (tests/embedding_graph.py): the export
+has tests of its own in tests/test_embeddings.py."""
 
 import re
 import signal
@@ -14,6 +16,7 @@ import pytest
 import requests
 
 from tests.conftest import PROJECT_DIR, clean_env
+from tests.embedding_graph import link_embedding_graph
 from tests.processes import free_ports
 
 pytestmark = pytest.mark.stack
@@ -144,6 +147,7 @@ def test_serve_runs_the_whole_group_on_fresh_embedded_servers_stops_cleanly_and_
     tmp_path, free_port
 ):
     var_dir = tmp_path / "var"
+    link_embedding_graph(var_dir / "models")  # the run's export: the only file there at the start
     serve = Serve(var_dir, free_port)
     try:
         serve.wait_for(r"Press Ctrl-C to stop")
