@@ -49,7 +49,7 @@ def main(application: str, host: str, port: str) -> None:
         **proxy_options(),
         lifespan="off",
         http="httptools",
-        ws="websockets",
+        ws="websockets-sansio",
         server_header=False,
         timeout_graceful_shutdown=settings.WEB_SHUTDOWN_GRACE_SECONDS,
         access_log=False,
