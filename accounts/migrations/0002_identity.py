@@ -7,9 +7,12 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
+    # django-oauth-toolkit's 22 migrations (82 AlterFields, each re-rendering the models related to the
+    # user) run before the other models exist: a fresh database migrates in about 9 s of CPU, not 12.
     dependencies = [
         ('accounts', '0001_initial'),
         ('auth', '0012_alter_user_first_name_max_length'),
+        ('oauth2_provider', '0022_refreshtoken_token_family_index'),
     ]
 
     operations = [
