@@ -12,7 +12,7 @@ PIP := $(PY) -m pip --disable-pip-version-check
 # index URLs, constraints), choosing among them as pip does. pip itself is the fallback.
 UV := $(VENV)/bin/uv
 UV_VERSION := $(shell sed -n 's/^\(uv==[^ ]*\).*/\1/p' requirements-test.txt)
-PIP_SOURCES = $(shell $(PIP) config list 2>/dev/null \
+PIP_SOURCES = $(shell { $(PIP) config list || $(PYTHON) -m pip config list; } 2>/dev/null \
 	| sed -nE "s/^[^.]*\.(find-links|index-url|extra-index-url|constraint)='(.*)'$$/\1 \2/p" \
 	| awk '{ for (i = 2; i <= NF; i++) print "--" $$1 "=" $$i }' | sort -u)
 UV_INSTALL = $(UV) pip install --python $(PY) --quiet --index-strategy unsafe-best-match \
@@ -31,10 +31,17 @@ TEST_PEERS := nginx:nginx-light chromium:chromium kubectl:kubernetes-client redi
 
 .PHONY: run test lint install install-test system-packages bench clean
 
+# The environment is made without pip when $(PYTHON) has pip of its own (venv's ensurepip takes about 7 s):
+# that pip puts uv in, and uv puts pip in (the fallback installer) in a second.
 $(PY):
 	@echo "==> creating virtual environment in $(VENV) with $(PYTHON)"
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet $(UV_VERSION)
+	@if $(PYTHON) -m pip --version >/dev/null 2>&1; then \
+		$(PYTHON) -m venv --without-pip $(VENV) && \
+		$(PYTHON) -m pip --disable-pip-version-check --python $(PY) install --quiet $(UV_VERSION) && \
+		$(UV_INSTALL) pip; \
+	else \
+		$(PYTHON) -m venv $(VENV) && $(PIP) install --quiet $(UV_VERSION); \
+	fi
 
 $(RUN_STAMP): $(PY) requirements.txt requirements-scanner.txt
 	@echo "==> installing requirements.txt"
