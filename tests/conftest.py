@@ -322,9 +322,10 @@ def pytest_addoption(parser):
     )
 
 
-# A test process allocates much and frees most of it by reference counting. Collected every 700 net
-# allocations (Python's default), a worker spends about a sixth of its CPU walking the same young objects;
-# every 50,000 it spends a few per cent, and a cycle a test leaves waits a little longer.
+# A test process allocates much and frees most of it by reference counting, so Python's default (a
+# collection every 700 net allocations) walks the same young objects again and again. Collecting every
+# 50,000 instead, the API tests' files took about a sixth less CPU, and a warm run of the suite 16:28 of
+# CPU instead of 17:27; a cycle a test leaves waits a little longer to be freed.
 GC_THRESHOLDS = (50_000, 50, 100)
 
 
