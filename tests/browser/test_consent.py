@@ -11,10 +11,25 @@ from oauth2_provider.models import Grant
 from oauth.models import Consent
 from tests.browser.conftest import log_in
 from tests.factories import ServerFactory
+from tests.mcp_servers import UvicornThread, loopback_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REDIRECT = "http://127.0.0.1:33418/callback"
+
+async def _callback_page(scope, receive, send):
+    if scope["type"] == "http":
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]}
+        )
+        await send({"type": "http.response.body", "body": b"You may close this window."})
+
+
+@pytest.fixture
+def redirect_uri():
+    """The application's redirect URI: a loopback listener of its own, as a desktop host's."""
+    running = UvicornThread(_callback_page, loopback_socket()).start()
+    yield running.url("/callback")
+    running.stop()
 
 
 @pytest.fixture
@@ -30,13 +45,15 @@ def consenting_user(operator_user, scope_factory):
     return operator_user
 
 
-def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(page, site, consenting_user, screenshot):
+def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(
+    page, site, consenting_user, redirect_uri, screenshot
+):
     ServerFactory(path="/weather", name="Weather")
     client_id = requests.post(
         site.url("/oauth/register"),
         json={
             "client_name": "Claude Code",
-            "redirect_uris": [REDIRECT],
+            "redirect_uris": [redirect_uri],
             "token_endpoint_auth_method": "none",
         },
     ).json()["client_id"]
@@ -45,7 +62,7 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(page, site, 
     query = {
         "response_type": "code",
         "client_id": client_id,
-        "redirect_uri": REDIRECT,
+        "redirect_uri": redirect_uri,
         "state": "xyz",
         "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
         "code_challenge_method": "S256",
@@ -57,7 +74,7 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(page, site, 
 
     assert page.locator("h1").inner_text() == "Authorize Claude Code"
     assert page.locator(".badge.warn").inner_text() == "self-registered"
-    assert page.locator(".redirect-host").inner_text() == "127.0.0.1:33418"
+    assert page.locator(".redirect-host").inner_text() == urlsplit(redirect_uri).netloc
     assert page.locator(".resource").inner_text() == "/weather"
     assert [text.strip() for text in page.locator(".rights label").all_inner_texts()] == [
         "weather-list\n/weather: tools/list",
@@ -65,10 +82,10 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(page, site, 
     ]
     page.uncheck("input[name=rights][value='weather-list']")
     page.check("input[name=remember]")
-    # The browser's request to the application's redirect URI is seen here, and answered by nothing.
-    with page.expect_request(lambda request: request.url.startswith(REDIRECT)) as callback:
+    with page.expect_request(lambda request: request.url.startswith(redirect_uri)) as callback:
         page.click("#allow")
 
+    page.wait_for_url(redirect_uri + "?**")
     answer = parse_qs(urlsplit(callback.value.url).query)
     assert (answer["state"], answer["iss"], len(answer["code"])) == (["xyz"], [site.url("")], 1)
     assert violations == []
