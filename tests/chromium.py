@@ -14,13 +14,14 @@ import threading
 
 from playwright.async_api import BrowserContext, async_playwright
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS
+from tests.browser.conftest import CHROMIUM, CHROMIUM_FLAGS, installed
 
 LAUNCH_SECONDS = 60
 
 
 class _Chromium:
     def __init__(self):
+        self.executable = installed(CHROMIUM, "chromium")
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, name="chromium", daemon=True).start()
         self.playwright = self.browser = None
@@ -32,7 +33,7 @@ class _Chromium:
 
     async def _launch(self):
         self.playwright = await async_playwright().start()
-        return await self.playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        return await self.playwright.chromium.launch(executable_path=self.executable, args=CHROMIUM_FLAGS)
 
     def close(self) -> None:
         async def stop():

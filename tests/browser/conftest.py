@@ -38,26 +38,29 @@ PASSWORD = "correct horse battery staple"
 WAIT_MS = 30_000
 
 
+def installed(binary: Path, package: str) -> str:
+    """`binary`'s path; if it is missing, the test fails naming the Debian package `make test` installs."""
+    if not binary.exists():
+        pytest.fail(
+            f"{binary} is not installed. `make test` installs Debian's {package} when it runs as root "
+            f"(apt-get install {package}); install it and run the tests again."
+        )
+    return str(binary)
+
+
 @pytest.fixture(scope="package")
 def browser():
     """Chromium for the tests of this folder (one launch: 2.2 s of CPU each). Playwright's synchronous API
     keeps an event loop running in this thread while it is open, so it is closed before the worker runs
     other folders' tests (asyncio.run, async_to_sync): the folder is one unit of the run (tests/scheduling.py
     SHARED_FOLDERS)."""
-    if not HEADLESS_SHELL.exists():
-        pytest.fail(
-            "Chromium's headless shell is not installed. `make test` installs Debian's "
-            "chromium-headless-shell when it runs as root (apt-get install chromium-headless-shell); "
-            "install it and run the tests again."
-        )
+    executable = installed(HEADLESS_SHELL, "chromium-headless-shell")
     # Playwright's synchronous API runs an event loop in this thread; the test's own ORM calls are
     # synchronous and safe, so Django's guard against async contexts is lifted for browser tests.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(HEADLESS_SHELL), args=CHROMIUM_FLAGS, headless=True
-        )
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS, headless=True)
         yield launched
         launched.close()
     if previous is None:
