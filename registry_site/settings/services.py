@@ -1,12 +1,10 @@
 """Where state lives: PostgreSQL and Redis from the environment, or the embedded servers under var/."""
 
-from pathlib import Path
-
 from core import redis_url
-from registry_site.settings.env import BASE_DIR, ConfigurationError, env
+from registry_site.settings.env import ConfigurationError, env, var_dir
 from runtime import embedded
 
-VAR_DIR = Path(env.str("REGISTRY_VAR_DIR", default=str(BASE_DIR / "var"))).resolve()
+VAR_DIR = var_dir()
 
 # DATABASE_URL / REDIS_URL unset: start (or join) the embedded servers under VAR_DIR.
 _database_url = env.str("DATABASE_URL", default="")
