@@ -5,7 +5,8 @@ A steady mixed load runs through the balancer for `--minutes` (listing, semantic
 `tools/call` in MCP sessions, metrics ingestion, health websockets) while faults come on a schedule: a
 web host killed, a worker host killed, Redis stopped for 10 s, PostgreSQL restarted, the Redis master
 killed; each killed host is started again 30 s later. Every request is recorded with its time, so errors
-are split into those inside a fault window (the fault, plus 20 s) and those outside (goal: none).
+are split into those of a fault window (in flight at any moment from the fault until 20 s after its
+repair) and those outside (goal: none).
 
 Then the sweep phase: 10,000 enabled servers are added, the MCP host starts failing, and a health check of
 every server is queued (each one changes a status). The /v0.1 first page is timed at one client while
@@ -69,10 +70,11 @@ class Recorder:
 def error_detail(answer) -> str:
     """The error code of an error answer (either error format) and its request id, for the report."""
     try:
-        error = answer.json().get("error")
+        body = answer.json()
     except ValueError:
-        error = answer.text[:60]
-    code = error.get("code", "") if isinstance(error, dict) else str(error)[:60]
+        body = {"error": answer.text[:60]}
+    error = body.get("error_code") or body.get("error") if isinstance(body, dict) else body
+    code = error.get("code", "") if isinstance(error, dict) else " ".join(str(error).split())[:60]
     return f"{code} {answer.headers.get('X-Request-ID', '')}".strip()
 
 
@@ -461,8 +463,10 @@ def stored(system: System, run: str) -> int:
 
 
 def report(recorder, windows, started, memory_start, memory_end, stored_count, sockets_result) -> dict:
-    def in_window(at: float) -> bool:
-        return any(begin <= at <= end for _, begin, end in windows)
+    def in_window(at: float, seconds: float) -> bool:
+        """A request in flight at any moment of a window (one sent just before the fault and cut by it
+        belongs to the fault)."""
+        return any(begin <= at + seconds and at <= end for _, begin, end in windows)
 
     kinds: dict[str, dict] = defaultdict(
         lambda: {"requests": 0, "errors_in": 0, "errors_out": 0, "times": []}
@@ -474,12 +478,12 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
         entry["requests"] += 1
         ok = 200 <= status < 300 or (kind == "websocket" and status == 101)
         if not ok:
-            entry["errors_in" if in_window(at) else "errors_out"] += 1
-            if not in_window(at):
+            entry["errors_in" if in_window(at, seconds) else "errors_out"] += 1
+            if not in_window(at, seconds):
                 statuses_out[kind][status] += 1
                 detail = recorder.details.get(index, "")
                 outside.append({"at_s": at - started, "kind": kind, "status": status, "detail": detail})
-        elif not in_window(at):
+        elif not in_window(at, seconds):
             entry["times"].append(seconds)
     rows = {
         kind: {
