@@ -73,7 +73,7 @@ def error_detail(answer) -> str:
         body = answer.json()
     except ValueError:
         body = {"error": answer.text[:60]}
-    error = body.get("error_code") or body.get("error") if isinstance(body, dict) else body
+    error = (body.get("error_code") or body.get("error")) if isinstance(body, dict) else body
     code = error.get("code", "") if isinstance(error, dict) else " ".join(str(error).split())[:60]
     return f"{code} {answer.headers.get('X-Request-ID', '')}".strip()
 
@@ -477,13 +477,14 @@ def report(recorder, windows, started, memory_start, memory_end, stored_count, s
         entry = kinds[kind]
         entry["requests"] += 1
         ok = 200 <= status < 300 or (kind == "websocket" and status == 101)
+        inside = in_window(at, seconds)
         if not ok:
-            entry["errors_in" if in_window(at, seconds) else "errors_out"] += 1
-            if not in_window(at, seconds):
+            entry["errors_in" if inside else "errors_out"] += 1
+            if not inside:
                 statuses_out[kind][status] += 1
                 detail = recorder.details.get(index, "")
                 outside.append({"at_s": at - started, "kind": kind, "status": status, "detail": detail})
-        elif not in_window(at, seconds):
+        elif not inside:
             entry["times"].append(seconds)
     rows = {
         kind: {
