@@ -22,6 +22,17 @@ def tokens_in_force(user) -> list[IssuedToken]:
     )
 
 
+def token_revocable_by(principal, jti: str) -> IssuedToken | None:
+    """The token `jti` names when `principal` may revoke it: its holder (a token they asked for), or an
+    administrator (any token). None otherwise, so someone else's token is exactly like a missing one."""
+    tokens = IssuedToken.objects.filter(jti=jti)
+    if not principal.is_admin:
+        if principal.user is None:
+            return None
+        tokens = tokens.filter(user=principal.user, kind=TokenKind.USER)
+    return tokens.first()
+
+
 PROVIDER_ICONS = {"keycloak": "keycloak", "cognito": "aws", "entra": "microsoft", "github": "github"}
 
 

@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     METHOD_NOT_ALLOWED = "method_not_allowed"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     CONFLICT = "conflict"
+    CONFIRMATION_REQUIRED = "confirmation_required"
     THROTTLED = "throttled"
     INTERNAL_API_DISABLED = "internal_api_disabled"
     IDP_NOT_CONFIGURED = "idp_not_configured"

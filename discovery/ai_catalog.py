@@ -10,6 +10,7 @@ Identifiers follow the domain-anchored form the server-card extension recommends
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -25,6 +26,7 @@ MEDIA_TYPE = "application/ai-catalog+json"
 SERVER_CARD = "application/mcp-server-card+json"
 AGENT_CARD = "application/a2a-agent-card+json"
 REGISTRY = "application/ai-registry+json"
+QUERIES_MAX, QUERY_MAX = 5, 200  # ARD: 2 to 5 representative queries an entry
 
 
 def identifier(base_url: str, kind: str, path: str) -> str:
@@ -79,8 +81,32 @@ def agent_entry(agent: Agent, base_url: str) -> dict:
         "description": agent.description,
         "version": agent.version,
         "tags": list(agent.tags),
+        "representativeQueries": representative_queries(agent),
         "updatedAt": _iso(agent.updated_at),
     }
+
+
+def representative_queries(agent: Agent) -> list[str]:
+    """2 to 5 natural-language queries an agent answers (ARD's `representativeQueries`): its skills'
+    examples first, then their descriptions, then the sentences of its own description and its name."""
+    skills = [skill for skill in agent.skills if isinstance(skill, dict)] if isinstance(agent.skills, list) else []
+    candidates: list = []
+    for skill in skills:
+        examples = skill.get("examples")
+        candidates.extend(examples if isinstance(examples, list) else [])
+    candidates.extend(skill.get("description") for skill in skills)
+    candidates.extend(re.split(r"(?<=[.!?])\s+", agent.description or ""))
+    queries = _distinct([*candidates, agent.name])[:QUERIES_MAX]
+    return queries if len(queries) >= 2 else _distinct([*queries, f"{agent.name} agent", "agent"])[:2]
+
+
+def _distinct(texts: list) -> list[str]:
+    """The strings among `texts`, whitespace collapsed and cut to QUERY_MAX, each once (case aside)."""
+    found: dict[str, str] = {}
+    for text in texts:
+        if isinstance(text, str) and (text := " ".join(text.split())[:QUERY_MAX].strip()):
+            found.setdefault(text.casefold(), text)
+    return list(found.values())
 
 
 def registry_entry(base_url: str) -> dict:

@@ -9,5 +9,6 @@ urlpatterns = [
     path("api/auth/me", views.MeView.as_view(), name="me"),
     path("api/auth/token", views.ClientCredentialsTokenView.as_view(), name="token"),
     path("api/tokens/generate", views.TokenGenerateView.as_view(), name="tokens-generate"),
+    path("api/tokens/<str:jti>", views.TokenView.as_view(), name="token-detail"),
     path("api/admin/tokens", views.AdminTokenView.as_view(), name="admin-tokens"),
 ]

@@ -10,11 +10,12 @@ from rest_framework.views import APIView
 from accounts.api.permissions import IsAuthenticatedPrincipal, IsRegistryAdmin
 from accounts.api.serializers import ClientCredentialsSerializer, TokenRequestSerializer
 from accounts.authentication import basic_credentials, principal_of
-from accounts.selectors import login_providers
+from accounts.selectors import login_providers, token_revocable_by
 from accounts.services import (
     TokenRequestError,
     client_credentials_exchange,
     registry_service_token,
+    token_revoke,
     user_token_issue,
 )
 from core.errors import ApiError, ErrorCode
@@ -45,6 +46,13 @@ ME = inline_serializer(
 )
 PROVIDERS = inline_serializer(
     "Providers", {"providers": serializers.ListField(child=serializers.DictField())}
+)
+REVOKED = inline_serializer(
+    "RevokedToken",
+    {
+        "jti": serializers.CharField(),
+        "revoked_at": serializers.DateTimeField(),
+    },
 )
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -100,6 +108,21 @@ class TokenGenerateView(APIView):
         except TokenRequestError as error:
             raise _token_error(error) from None
         return Response(grant.as_response(), headers={**grant.headers, **NO_STORE})
+
+
+class TokenView(APIView):
+    """DELETE /api/tokens/<jti>: revoke a token and every token obtained with it; its holder (bearer or
+    session) or an administrator. Revoking a revoked token answers the same; anyone else's is 404."""
+
+    permission_classes = [IsAuthenticatedPrincipal]
+
+    @documented(responses={200: REVOKED}, errors=(401, 403, 404))
+    def delete(self, request, jti: str):
+        token = token_revocable_by(principal_of(request), jti)
+        if token is None:
+            raise ApiError(404, ErrorCode.NOT_FOUND, "No such token.")
+        revoked = token_revoke(actor=principal_of(request), token=token)
+        return Response({"jti": revoked.jti, "revoked_at": revoked.revoked_at}, headers=NO_STORE)
 
 
 class ClientCredentialsTokenView(APIView):

@@ -1,9 +1,13 @@
 """`GET <gateway MCP URL>/server-card`: the MCP Server Card of a server or virtual server the caller may
-see (catalog/server_cards.py), 404 like `/v0.1` otherwise. `ETag` and 304 on `If-None-Match`; cached
-publicly for an hour when the caller is anonymous (what the public listing shows), privately for five
-minutes otherwise; CORS open to any origin, as the extension asks (cookies are never sent with `*`)."""
+see (catalog/server_cards.py), 404 otherwise, with or without credentials (a card never tells an
+anonymous caller which servers exist). The card is served whatever the `Accept` header asks (its own
+media type, JSON, anything). `ETag` and 304 on `If-None-Match`; cached publicly for an hour when the
+caller is anonymous (what the public listing shows), privately for five minutes otherwise; CORS open to
+any origin, as the extension asks, for `GET` with a bearer token (cookies are never sent with `*`), and
+its preflight answered before any credential is asked."""
 
 from django.http import HttpResponse
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from accounts.authentication import principal_of
@@ -19,12 +23,23 @@ from virtual_servers.listing import registry_entry, visible_to
 CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET",
-    "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, If-None-Match",
     "Access-Control-Expose-Headers": "ETag",
 }
+PREFLIGHT_MAX_AGE = "3600"
 
 
 class ServerCardView(V01View):
+    permission_classes = [AllowAny]  # what the caller may not see is 404, anonymous or not
+
+    def perform_content_negotiation(self, request, force=False):
+        """The card is the card whatever `Accept` names; errors are JSON."""
+        return super().perform_content_negotiation(request, force=True)
+
+    def options(self, request, *args, **kwargs) -> HttpResponse:
+        """The CORS preflight: no credential is sent with one, so none is asked for."""
+        return HttpResponse(status=204, headers={**CORS, "Access-Control-Max-Age": PREFLIGHT_MAX_AGE})
+
     def get(self, request, path: str) -> HttpResponse | Response:
         path = "/" + path.strip("/")
         principal = principal_of(request)

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
@@ -237,9 +238,13 @@ def _metadata_refusal(request) -> JsonResponse | None:
 
 class RegistrationView(DynamicClientRegistrationView):
     """POST /oauth/register: dynamic client registration (RFC 7591), open to anyone within
-    OAUTH_REGISTRATIONS_PER_HOUR per address, under the one rule for client metadata (oauth/clients.py)."""
+    OAUTH_REGISTRATIONS_PER_HOUR per address, under the one rule for client metadata (oauth/clients.py).
+
+    Registration is anonymous: cookies are ignored, so a session (a cross-site post carrying an
+    administrator's cookie, with no CSRF token) can never lend a registration its owner."""
 
     def post(self, request, *args, **kwargs):
+        request.user = AnonymousUser()
         address = request.META.get("REMOTE_ADDR", "")
         limit = ratelimit.take(
             f"oauth-register:{address}", capacity=settings.OAUTH_REGISTRATIONS_PER_HOUR, period_seconds=3600

@@ -19,6 +19,7 @@ from accounts.reach import ANY, Reach
 from accounts.selectors import tokens_in_force
 from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
+from core.errors import ErrorCode, error_response
 from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
 from servers.models import Server
@@ -204,6 +205,7 @@ def token_revoke_form(request, principal, jti):
             heading=f"Revoke the token {name}?",
             consequence="It stops working at once, and so does every token obtained with it.",
             button="Revoke the token",
+            for_scripts=f"Scripts revoke a token with DELETE /api/tokens/{token.jti}.",
         )
     token_revoke(actor=principal, token=token)
     messages.success(request, f"Token {name} revoked.")
@@ -212,7 +214,12 @@ def token_revoke_form(request, principal, jti):
     return response
 
 
-def confirm_revoke_page(request, *, heading: str, consequence: str, button: str):
-    """The question a revocation asks first (without JavaScript): the same form again, confirmed."""
+def confirm_revoke_page(request, *, heading: str, consequence: str, button: str, for_scripts: str = ""):
+    """The question a revocation asks first (without JavaScript): the same form again, confirmed. A client
+    that does not read pages (its Accept has no text/html; a browser's form post has it) gets an error
+    instead, never a 2xx it could read as done."""
+    if "text/html" not in request.headers.get("Accept", ""):
+        detail = f"Nothing was revoked: this form asks first (confirm=yes). {for_scripts}".strip()
+        return error_response(request, detail, ErrorCode.CONFIRMATION_REQUIRED, 400)
     context = {"heading": heading, "consequence": consequence, "button": button, "action": request.path}
     return render(request, "oauth/confirm_revoke.html", context)

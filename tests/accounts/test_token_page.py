@@ -13,6 +13,7 @@ from tests.factories import ServerFactory
 from tests.servers.test_dashboard import csrf_client, flashes, html
 
 pytestmark = pytest.mark.django_db
+PAGE = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # a browser's form post
 
 
 @pytest.fixture
@@ -262,7 +263,7 @@ def test_revoking_a_token_stops_it_at_once(client, dev):
     assert Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
     issued = IssuedToken.objects.get()
 
-    asked = client.post(f"/api/tokens/{issued.jti}/revoke")
+    asked = client.post(f"/api/tokens/{issued.jti}/revoke", HTTP_ACCEPT=PAGE)
     still = Client().get("/api/auth/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code
     response = client.post(f"/api/tokens/{issued.jti}/revoke", {"confirm": "yes"})
 
@@ -275,6 +276,70 @@ def test_revoking_a_token_stops_it_at_once(client, dev):
     issued.refresh_from_db()
     assert issued.revoked_at is not None
     assert AuditEvent.objects.filter(action="token.revoke").count() == 1
+
+
+def test_an_unconfirmed_post_from_a_script_is_an_error_and_revokes_nothing(client, dev):
+    client.force_login(dev)
+    client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"})
+    issued = IssuedToken.objects.get()
+
+    for accept in ("*/*", "application/json", None):
+        headers = {"HTTP_ACCEPT": accept} if accept else {}
+        response = client.post(f"/api/tokens/{issued.jti}/revoke", **headers)
+
+        assert response.status_code == 400
+        assert response.json()["error_code"] == "confirmation_required"
+        assert response.json()["detail"] == (
+            "Nothing was revoked: this form asks first (confirm=yes). "
+            f"Scripts revoke a token with DELETE /api/tokens/{issued.jti}."
+        )
+    issued.refresh_from_db()
+    assert issued.revoked_at is None
+
+
+def test_delete_revokes_a_token_for_its_holder_with_a_bearer_token(client, dev):
+    client.force_login(dev)
+    client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"})
+    client.post("/api/tokens", {"scope_mode": "all", "description": "script"})
+    laptop, script = IssuedToken.objects.order_by("pk")
+    bearer = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', html(client.get("/api/tokens"))).group(1)
+    caller = Client(HTTP_AUTHORIZATION=f"Bearer {bearer}")
+
+    response = caller.delete(f"/api/tokens/{laptop.jti}")
+    again = caller.delete(f"/api/tokens/{laptop.jti}")
+
+    laptop.refresh_from_db()
+    assert response.status_code == 200
+    assert response.json() == {"jti": laptop.jti, "revoked_at": laptop.revoked_at.isoformat().replace("+00:00", "Z")}
+    assert response["Cache-Control"] == "no-store"
+    assert (again.status_code, again.json()) == (200, response.json())
+    assert AuditEvent.objects.filter(action="token.revoke", target=f"token:{laptop.jti}").count() == 1
+    script.refresh_from_db()
+    assert script.revoked_at is None
+
+
+def test_delete_of_someone_elses_token_is_404_but_an_administrator_revokes_it(client, dev, member):
+    owner = Client()
+    owner.force_login(member("eve", "devs"))
+    owner.post("/api/tokens", {"scope_mode": "all"})
+    theirs = IssuedToken.objects.get()
+    client.force_login(dev)
+    admin = Client()
+    admin.force_login(member("ada", is_superuser=True, is_staff=True))
+
+    refused = client.delete(f"/api/tokens/{theirs.jti}")
+    missing = client.delete("/api/tokens/no-such-jti")
+    anonymous = Client().delete(f"/api/tokens/{theirs.jti}")
+    theirs.refresh_from_db()
+    assert theirs.revoked_at is None
+    revoked = admin.delete(f"/api/tokens/{theirs.jti}")
+
+    assert (refused.status_code, refused.json()["detail"]) == (404, "No such token.")
+    assert (missing.status_code, missing.json()["error_code"]) == (404, "not_found")
+    assert anonymous.status_code == 401
+    assert revoked.status_code == 200
+    theirs.refresh_from_db()
+    assert theirs.revoked_at is not None
 
 
 def test_nobody_revokes_someone_elses_token(client, dev, member):

@@ -96,3 +96,40 @@ def test_a_virtual_servers_card_validates(client, weather, member, scope_factory
     assert (card["title"], card["description"]) == ("Team tools", "What the team uses.")
     assert card["remotes"][0]["url"] == "http://testserver/team/mcp"
     assert card["_meta"]["io.mcpgateway/internal"]["virtual"] is True
+
+
+@pytest.mark.parametrize("accept", ["application/mcp-server-card+json", "application/json", "*/*", "text/plain"])
+def test_the_card_is_served_whatever_media_type_is_accepted(client, weather, viewer, accept):
+    response = get(client, "/weather/mcp/server-card", viewer, Accept=accept)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/mcp-server-card+json"
+    assert json.loads(response.content)["name"] == "io.mcpgateway/weather"
+
+
+def test_without_a_token_a_card_is_404_whether_the_server_exists_or_not(client, weather, settings):
+    settings.PUBLIC_LISTING = False
+
+    existing = client.get("/weather/mcp/server-card", headers={"Accept": "application/mcp-server-card+json"})
+    missing = client.get("/nowhere/mcp/server-card")
+
+    assert (existing.status_code, existing.json()["detail"]) == (404, "No MCP server at /weather.")
+    assert (missing.status_code, missing.json()["detail"]) == (404, "No MCP server at /nowhere.")
+
+
+def test_a_cross_origin_browser_may_fetch_a_card_with_a_token(client, weather, viewer):
+    preflight = client.options(
+        "/weather/mcp/server-card",
+        headers={
+            "Origin": "https://app.example",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "authorization",
+        },
+    )
+    card = get(client, "/weather/mcp/server-card", viewer, Origin="https://app.example")
+
+    assert preflight.status_code == 204
+    assert preflight["Access-Control-Allow-Origin"] == "*"
+    assert preflight["Access-Control-Allow-Methods"] == "GET"
+    assert "Authorization" in preflight["Access-Control-Allow-Headers"].split(", ")
+    assert (card.status_code, card["Access-Control-Allow-Origin"]) == (200, "*")

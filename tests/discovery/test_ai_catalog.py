@@ -116,3 +116,34 @@ def test_the_ard_manifest_location_serves_the_same_catalog(client, world):
         "application/ai-catalog+json",
         catalog.content,
     )
+
+
+def test_agent_entries_carry_two_to_five_representative_queries_from_their_skills_and_description(client, world):
+    AgentFactory(
+        path="/planner",
+        name="Planner",
+        description="Plans trips. Books hotels and flights!",
+        visibility="public",
+        is_enabled=True,
+        skills=[
+            {"id": "plan", "name": "plan", "description": "Plan a trip", "examples": ["Plan 3 days in Rome", 7]},
+            {"id": "book", "name": "book", "description": "Book a  hotel\nroom", "examples": "not a list"},
+            "not a skill",
+        ],
+    )
+    AgentFactory(path="/bare", name="Bare", description="", skills=[], visibility="public", is_enabled=True)
+
+    for location in ("/.well-known/ai-catalog.json", "/.well-known/ard.json"):
+        catalog = json.loads(client.get(location).content)
+        queries = {e["identifier"]: e.get("representativeQueries") for e in catalog["entries"]}
+
+        assert queries["urn:air:testserver:a2a:planner"] == [
+            "Plan 3 days in Rome",
+            "Plan a trip",
+            "Book a hotel room",
+            "Plans trips.",
+            "Books hotels and flights!",
+        ]
+        assert queries["urn:air:testserver:a2a:echo"] == ["Summarize text", "A test A2A agent", "Echo"]
+        assert queries["urn:air:testserver:a2a:bare"] == ["Bare", "Bare agent"]
+        assert [error.message for error in ARD_CATALOG.iter_errors(catalog)] == []

@@ -150,3 +150,17 @@ def test_a_metadata_document_follows_the_same_rule(host, documents, uris):
     assert answer.status_code == 400
     assert "evil.example" not in answer.headers.get("Location", "")
     assert Application.objects.count() == 0
+
+
+def test_a_cross_site_registration_carrying_a_session_cookie_is_owned_by_nobody(host):
+    """A registration from another origin, with no CSRF token, carrying a session cookie: RFC 7591
+    registration is anonymous, so the session lends it no owner."""
+    answer = host.browser.post(
+        f"{host.base}/oauth/register",
+        json={"client_name": "Cross Site", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        headers={"Origin": "https://evil.example"},
+    )
+
+    assert answer.status_code == 201
+    assert host.browser.cookies.get("sessionid")
+    assert Application.objects.get(client_id=answer.json()["client_id"]).user_id is None
