@@ -3,7 +3,6 @@ manage limits and quarantines with bearer tokens, the console's session or the i
 credentials, in the one error format; everything written is checked by the one rule (limits/rules.py),
 refusals answered 400 with `errors` by field."""
 
-from drf_spectacular.types import OpenApiTypes
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +16,15 @@ from accounts.authentication import (
 )
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented
+from core.parsers import JSONParser
+from limits.api.serializers import (
+    LimitListSerializer,
+    LimitSerializer,
+    LimitWriteSerializer,
+    QuarantineListSerializer,
+    QuarantineSerializer,
+    QuarantineWriteSerializer,
+)
 from limits.models import Limit, Quarantine
 from limits.rules import LimitRefused
 from limits.services import limit_remove, limit_set, quarantine_lift, quarantine_set
@@ -71,18 +79,17 @@ def _found(model, pk: int, what: str):
 class AdminView(APIView):
     authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
     permission_classes = [IsRegistryAdmin]
+    parser_classes = [JSONParser]  # a limit's windows are a list of objects: JSON only
 
 
 class LimitListView(AdminView):
     """GET: every limit; POST: set a new one."""
 
-    @documented(errors=(401, 403))
+    @documented(responses={200: LimitListSerializer}, errors=(401, 403))
     def get(self, request):
         return Response({"limits": [limit_shown(limit) for limit in Limit.objects.all()]})
 
-    @documented(
-        request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 413)
-    )
+    @documented(request=LimitWriteSerializer, responses={201: LimitSerializer}, errors=(400, 401, 403, 413))
     def post(self, request):
         try:
             limit = limit_set(actor=principal_of(request), **_limit_fields(_body(request)))
@@ -94,11 +101,13 @@ class LimitListView(AdminView):
 class LimitDetailView(AdminView):
     """GET, PUT (the whole limit) and DELETE one limit."""
 
-    @documented(errors=(401, 403, 404))
+    @documented(responses={200: LimitSerializer}, errors=(401, 403, 404))
     def get(self, request, limit_id):
         return Response(limit_shown(_found(Limit, limit_id, "limit")))
 
-    @documented(request=OpenApiTypes.OBJECT, errors=(400, 401, 403, 404, 413))
+    @documented(
+        request=LimitWriteSerializer, responses={200: LimitSerializer}, errors=(400, 401, 403, 404, 413)
+    )
     def put(self, request, limit_id):
         limit = _found(Limit, limit_id, "limit")
         try:
@@ -116,12 +125,12 @@ class LimitDetailView(AdminView):
 class QuarantineListView(AdminView):
     """GET: every quarantine; POST: quarantine a caller or a target (`kind`, `name`, `reason`)."""
 
-    @documented(errors=(401, 403))
+    @documented(responses={200: QuarantineListSerializer}, errors=(401, 403))
     def get(self, request):
         return Response({"quarantines": [quarantine_shown(q) for q in Quarantine.objects.all()]})
 
     @documented(
-        request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 413)
+        request=QuarantineWriteSerializer, responses={201: QuarantineSerializer}, errors=(400, 401, 403, 413)
     )
     def post(self, request):
         body = _body(request)
@@ -138,7 +147,7 @@ class QuarantineListView(AdminView):
 class QuarantineDetailView(AdminView):
     """GET one quarantine; DELETE lifts it."""
 
-    @documented(errors=(401, 403, 404))
+    @documented(responses={200: QuarantineSerializer}, errors=(401, 403, 404))
     def get(self, request, quarantine_id):
         return Response(quarantine_shown(_found(Quarantine, quarantine_id, "quarantine")))
 
