@@ -83,6 +83,8 @@ class AuditAction(models.TextChoices):
     SCOPE_GROUPS = "scope.groups", "Scope granted to groups or withdrawn"
     GROUP_SERVER_GRANT = "group.server_grant", "Group granted access to a server"
     GROUP_SERVER_REVOKE = "group.server_revoke", "Group's access to a server revoked"
+    GROUP_AGENT_GRANT = "group.agent_grant", "Group given an agent"
+    GROUP_AGENT_REVOKE = "group.agent_revoke", "Group's agent taken away"
     TOKEN_ISSUE = "token.issue", "Token issued"
     ACCESS_VIEW = "access.view", "Someone's access looked at"
     VIEW_AS_START = "access.view_as", "Console viewed as another user (read only)"

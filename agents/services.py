@@ -8,10 +8,12 @@ from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.models import User
-from accounts.services import actor_user, audit_event_record
+from accounts.services import GroupRefused, actor_user, audit_event_record, groups_named
+from agents.choices import Visibility
 from agents.live import agent_health_changed, agent_health_removed
 from agents.models import CARD_PROTOCOL_FIELDS, Agent, AgentHealthTransition
 from core.embeddings import EMBED_AGENTS_TASK, embed_after_commit
+from core.errors import ErrorCode
 from core.services import apply_changes, require_editable
 from servers.check_results import CheckResult
 from servers.choices import NOT_HEALTHY, HealthStatus
@@ -167,6 +169,48 @@ def agent_delete(*, actor: User | None, agent: Agent) -> None:
         agent.delete()
         agent_health_removed(path)
         audit_event_record(actor=actor, action=AuditAction.AGENT_DELETE, target=target)
+
+
+def agent_groups_grant(*, actor, agent: Agent, group_names: list[str]) -> list[str]:
+    """Let each group's members see and use an internal agent (the agent's `groups`). A private agent is
+    refused: its owner alone sees it, whatever its groups. Idempotent; returns the groups added."""
+    groups = groups_named(group_names)
+    if agent.visibility == Visibility.PRIVATE:
+        raise GroupRefused(
+            f"The agent at {agent.path} is private: its owner alone sees it. Make it internal to share it "
+            "with groups.",
+            code=ErrorCode.CONFLICT,
+            status=409,
+        )
+    with transaction.atomic():
+        present = set(agent.groups.values_list("pk", flat=True))
+        added = [group for group in groups if group.pk not in present]
+        agent.groups.add(*added)
+        for group in added:
+            audit_event_record(
+                actor=actor,
+                action=AuditAction.GROUP_AGENT_GRANT,
+                target=f"group:{group.name}",
+                detail={"agent": agent.path},
+            )
+    return [group.name for group in added]
+
+
+def agent_groups_revoke(*, actor, agent: Agent, group_names: list[str]) -> list[str]:
+    """Take an agent from each group (the agent's `groups`). Idempotent; returns the groups removed."""
+    groups = groups_named(group_names)
+    with transaction.atomic():
+        present = set(agent.groups.values_list("pk", flat=True))
+        removed = [group for group in groups if group.pk in present]
+        agent.groups.remove(*removed)
+        for group in removed:
+            audit_event_record(
+                actor=actor,
+                action=AuditAction.GROUP_AGENT_REVOKE,
+                target=f"group:{group.name}",
+                detail={"agent": agent.path},
+            )
+    return [group.name for group in removed]
 
 
 # -- health (the checker is no operator: these write no audit events) -------------------------------

@@ -89,7 +89,7 @@ def agent_entry(agent: Agent, base_url: str) -> dict:
 def representative_queries(agent: Agent) -> list[str]:
     """2 to 5 natural-language queries an agent answers (ARD's `representativeQueries`): its skills'
     examples first, then their descriptions, then the sentences of its own description and its name."""
-    skills = [skill for skill in agent.skills if isinstance(skill, dict)] if isinstance(agent.skills, list) else []
+    skills = [skill for skill in agent.skills or [] if isinstance(skill, dict)]
     candidates: list = []
     for skill in skills:
         examples = skill.get("examples")

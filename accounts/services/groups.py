@@ -165,7 +165,7 @@ def group_delete(
 # -- which servers a group reaches ---------------------------------------------------------------------
 
 
-def _groups_named(names: list[str]) -> list[Group]:
+def groups_named(names: list[str]) -> list[Group]:
     """The groups, in the order named; 404 naming every unknown one (before anything changes)."""
     found = {group.name: group for group in Group.objects.filter(name__in=names)}
     unknown = [name for name in names if name not in found]
@@ -201,7 +201,7 @@ def groups_server_grant(*, actor, group_names: list[str], server_path: str) -> l
     full_rule = {"server": server_path, "methods": ANY, "tools": ANY}
     changed = []
     with transaction.atomic():
-        for group in _groups_named(group_names):
+        for group in groups_named(group_names):
             scope, touched = _own_scope(group)
             others = [rule for rule in scope.server_rules if _rule_server(rule) != server_path]
             rules = [*others, full_rule]
@@ -249,7 +249,7 @@ def groups_server_revoke(*, actor, group_names: list[str], server_path: str) -> 
     changed: list[str] = []
     still: dict[str, list[str]] = {}
     with transaction.atomic():
-        for group in _groups_named(group_names):
+        for group in groups_named(group_names):
             scope = Scope.objects.select_for_update().filter(name=group_scope_name(group.name)).first()
             if scope is not None:
                 rules, ui = _without_path(scope, server_path, permissions={UiPermission.LIST_SERVICE.value})

@@ -9,7 +9,9 @@ from limits.rules import LIMIT_MAX, NAME_MAX, REASON_MAX
 
 
 class WindowSerializer(serializers.Serializer):
-    per = serializers.ChoiceField(choices=list(WINDOWS), help_text="the window: a second, minute, hour or day")
+    per = serializers.ChoiceField(
+        choices=list(WINDOWS), help_text="the window: a second, minute, hour or day"
+    )
     limit = serializers.IntegerField(min_value=1, max_value=LIMIT_MAX, help_text="calls allowed in it")
 
 
@@ -20,7 +22,11 @@ class LimitWriteSerializer(serializers.Serializer):
         choices=["", *CallerKind.values], required=False, default="", help_text="empty: every caller together"
     )
     caller = serializers.CharField(
-        max_length=NAME_MAX, required=False, allow_blank=True, default="", help_text="username, group or client id"
+        max_length=NAME_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="username, group or client id",
     )
     target_kind = serializers.ChoiceField(
         choices=["", *TargetKind.values], required=False, default="", help_text="empty: every target"

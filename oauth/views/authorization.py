@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser
 from django.contrib import messages
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse

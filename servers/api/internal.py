@@ -16,8 +16,6 @@ from accounts.services import (
     GroupRefused,
     group_create,
     group_delete,
-    groups_server_grant,
-    groups_server_revoke,
 )
 from accounts.services.groups import GROUP_NAME_MAX_LENGTH
 from core.errors import ApiError, ErrorCode
@@ -100,7 +98,7 @@ class ListGroupsQuerySerializer(serializers.Serializer):
     include_scopes = serializers.BooleanField(required=False, default=True)
 
 
-def _valid(serializer_class, data) -> dict:
+def valid(serializer_class, data) -> dict:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
@@ -114,7 +112,7 @@ def _server_or_404(path: str, *, lock: bool = False) -> Server:
     return server
 
 
-def _refused(exc: GroupRefused) -> ApiError:
+def refused(exc: GroupRefused) -> ApiError:
     return ApiError(exc.status, exc.code, exc.message)
 
 
@@ -171,7 +169,7 @@ class InternalRemoveView(InternalView):
 
     @documented(request=ServicePathSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
-        path = _valid(ServicePathSerializer, request.data)["service_path"]
+        path = valid(ServicePathSerializer, request.data)["service_path"]
         actor = principal_of(request)
         with transaction.atomic():
             scopes = server_delete(actor=actor, server=_server_or_404(path, lock=True))
@@ -183,7 +181,7 @@ class InternalToggleView(InternalView):
 
     @documented(request=ToggleSerializer, errors=INTERNAL_ERRORS)
     def post(self, request):
-        data = _valid(ToggleSerializer, request.data)
+        data = valid(ToggleSerializer, request.data)
         with transaction.atomic():
             server = _server_or_404(data["service_path"], lock=True)
             enabled = not server.is_enabled if data["enabled"] is None else data["enabled"]
@@ -230,61 +228,12 @@ class InternalListView(InternalView):
         return Response({"services": InternalServerSerializer(servers, many=True).data})
 
 
-class InternalAddToGroupsView(InternalView):
-    """POST /api/internal/add-to-groups: each group may list and call the server (all methods, tools)."""
-
-    @documented(request=GroupServerSerializer, errors=INTERNAL_ERRORS)
-    def post(self, request):
-        data = _valid(GroupServerSerializer, request.data)
-        server = _server_or_404(data["server_name"])
-        try:
-            changed = groups_server_grant(
-                actor=principal_of(request), group_names=data["group_names"], server_path=server.path
-            )
-        except GroupRefused as exc:
-            raise _refused(exc) from None
-        names = ", ".join(data["group_names"])
-        return Response(
-            {
-                "message": f"Server {server.path} added to groups: {names}.",
-                "server_path": server.path,
-                "groups": data["group_names"],
-                "changed": changed,
-            }
-        )
-
-
-class InternalRemoveFromGroupsView(InternalView):
-    """POST /api/internal/remove-from-groups: take the server out of each group's own scope."""
-
-    @documented(request=GroupServerSerializer, errors=INTERNAL_ERRORS)
-    def post(self, request):
-        data = _valid(GroupServerSerializer, request.data)
-        server = _server_or_404(data["server_name"])
-        try:
-            changed, still = groups_server_revoke(
-                actor=principal_of(request), group_names=data["group_names"], server_path=server.path
-            )
-        except GroupRefused as exc:
-            raise _refused(exc) from None
-        names = ", ".join(data["group_names"])
-        return Response(
-            {
-                "message": f"Server {server.path} removed from groups: {names}.",
-                "server_path": server.path,
-                "groups": data["group_names"],
-                "changed": changed,
-                "still_granted_by": still,
-            }
-        )
-
-
 class InternalCreateGroupView(InternalView):
     """POST /api/internal/create-group."""
 
     @documented(request=CreateGroupSerializer, errors=INTERNAL_ERRORS + (409, 502))
     def post(self, request):
-        data = _valid(CreateGroupSerializer, request.data)
+        data = valid(CreateGroupSerializer, request.data)
         try:
             idp = group_create(
                 actor=principal_of(request),
@@ -293,7 +242,7 @@ class InternalCreateGroupView(InternalView):
                 create_in_idp=data["create_in_idp"],
             )
         except GroupRefused as exc:
-            raise _refused(exc) from None
+            raise refused(exc) from None
         return Response(
             {
                 "message": f"Group '{data['group_name']}' created.",
@@ -309,7 +258,7 @@ class InternalDeleteGroupView(InternalView):
 
     @documented(request=DeleteGroupSerializer, errors=INTERNAL_ERRORS + (409, 502))
     def post(self, request):
-        data = _valid(DeleteGroupSerializer, request.data)
+        data = valid(DeleteGroupSerializer, request.data)
         try:
             members, idp = group_delete(
                 actor=principal_of(request),
@@ -318,7 +267,7 @@ class InternalDeleteGroupView(InternalView):
                 delete_from_idp=data["delete_from_idp"],
             )
         except GroupRefused as exc:
-            raise _refused(exc) from None
+            raise refused(exc) from None
         return Response(
             {
                 "message": f"Group '{data['group_name']}' deleted.",
@@ -334,7 +283,7 @@ class InternalListGroupsView(InternalView):
 
     @documented(parameters=[ListGroupsQuerySerializer], errors=INTERNAL_ERRORS + (502,))
     def get(self, request):
-        query = _valid(ListGroupsQuerySerializer, request.query_params)
+        query = valid(ListGroupsQuerySerializer, request.query_params)
         return Response(
             groups_overview(include_scopes=query["include_scopes"], include_idp=query["include_keycloak"])
         )

@@ -22,16 +22,6 @@ urlpatterns = [
     path("api/internal/healthcheck", internal.InternalHealthcheckView.as_view(), name="internal-healthcheck"),
     path("api/internal/list", internal.InternalListView.as_view(), name="internal-list"),
     path(
-        "api/internal/add-to-groups",
-        internal.InternalAddToGroupsView.as_view(),
-        name="internal-add-to-groups",
-    ),
-    path(
-        "api/internal/remove-from-groups",
-        internal.InternalRemoveFromGroupsView.as_view(),
-        name="internal-remove-from-groups",
-    ),
-    path(
         "api/internal/create-group", internal.InternalCreateGroupView.as_view(), name="internal-create-group"
     ),
     path(

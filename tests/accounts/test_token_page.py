@@ -302,7 +302,9 @@ def test_delete_revokes_a_token_for_its_holder_with_a_bearer_token(client, dev):
     client.post("/api/tokens", {"scope_mode": "all", "description": "laptop"})
     client.post("/api/tokens", {"scope_mode": "all", "description": "script"})
     laptop, script = IssuedToken.objects.order_by("pk")
-    bearer = re.search(r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', html(client.get("/api/tokens"))).group(1)
+    bearer = re.search(
+        r'<textarea id="new-token" class="token"[^>]*>([^<]+)</textarea>', html(client.get("/api/tokens"))
+    ).group(1)
     caller = Client(HTTP_AUTHORIZATION=f"Bearer {bearer}")
 
     response = caller.delete(f"/api/tokens/{laptop.jti}")
@@ -310,7 +312,10 @@ def test_delete_revokes_a_token_for_its_holder_with_a_bearer_token(client, dev):
 
     laptop.refresh_from_db()
     assert response.status_code == 200
-    assert response.json() == {"jti": laptop.jti, "revoked_at": laptop.revoked_at.isoformat().replace("+00:00", "Z")}
+    assert response.json() == {
+        "jti": laptop.jti,
+        "revoked_at": laptop.revoked_at.isoformat().replace("+00:00", "Z"),
+    }
     assert response["Cache-Control"] == "no-store"
     assert (again.status_code, again.json()) == (200, response.json())
     assert AuditEvent.objects.filter(action="token.revoke", target=f"token:{laptop.jti}").count() == 1

@@ -98,7 +98,9 @@ def test_a_virtual_servers_card_validates(client, weather, member, scope_factory
     assert card["_meta"]["io.mcpgateway/internal"]["virtual"] is True
 
 
-@pytest.mark.parametrize("accept", ["application/mcp-server-card+json", "application/json", "*/*", "text/plain"])
+@pytest.mark.parametrize(
+    "accept", ["application/mcp-server-card+json", "application/json", "*/*", "text/plain"]
+)
 def test_the_card_is_served_whatever_media_type_is_accepted(client, weather, viewer, accept):
     response = get(client, "/weather/mcp/server-card", viewer, Accept=accept)
 

@@ -42,7 +42,16 @@ def _described(schema: dict, body: dict | None) -> bool:
     return bool(shape.get("properties"))
 
 
-@pytest.mark.parametrize("prefix", ["/api/limits", "/api/quarantines", "/api/internal/limits", "/api/internal/quarantines", "/api/tokens/{jti}"])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "/api/limits",
+        "/api/quarantines",
+        "/api/internal/limits",
+        "/api/internal/quarantines",
+        "/api/tokens/{jti}",
+    ],
+)
 def test_every_operation_on_limits_quarantines_and_tokens_describes_its_bodies(client, prefix):
     schema = client.get("/api/schema/", {"format": "json"}).json()
     operations = [
@@ -60,7 +69,10 @@ def test_every_operation_on_limits_quarantines_and_tokens_describes_its_bodies(c
             assert _described(schema, content["application/json"]), (path, method)
         ok = next(status for status in operation["responses"] if status.startswith("2"))
         if ok != "204":
-            assert _described(schema, operation["responses"][ok]["content"]["application/json"]), (path, method)
+            assert _described(schema, operation["responses"][ok]["content"]["application/json"]), (
+                path,
+                method,
+            )
     limit = schema["paths"][prefix]["post"] if prefix.endswith("limits") else None
     if limit is not None:
         written = schema["components"]["schemas"][

@@ -118,7 +118,9 @@ def test_the_ard_manifest_location_serves_the_same_catalog(client, world):
     )
 
 
-def test_agent_entries_carry_two_to_five_representative_queries_from_their_skills_and_description(client, world):
+def test_agent_entries_carry_two_to_five_representative_queries_from_their_skills_and_description(
+    client, world
+):
     AgentFactory(
         path="/planner",
         name="Planner",
@@ -126,7 +128,12 @@ def test_agent_entries_carry_two_to_five_representative_queries_from_their_skill
         visibility="public",
         is_enabled=True,
         skills=[
-            {"id": "plan", "name": "plan", "description": "Plan a trip", "examples": ["Plan 3 days in Rome", 7]},
+            {
+                "id": "plan",
+                "name": "plan",
+                "description": "Plan a trip",
+                "examples": ["Plan 3 days in Rome", 7],
+            },
             {"id": "book", "name": "book", "description": "Book a  hotel\nroom", "examples": "not a list"},
             "not a skill",
         ],

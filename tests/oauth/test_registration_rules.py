@@ -157,7 +157,11 @@ def test_a_cross_site_registration_carrying_a_session_cookie_is_owned_by_nobody(
     registration is anonymous, so the session lends it no owner."""
     answer = host.browser.post(
         f"{host.base}/oauth/register",
-        json={"client_name": "Cross Site", "redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        json={
+            "client_name": "Cross Site",
+            "redirect_uris": [REDIRECT_URI],
+            "token_endpoint_auth_method": "none",
+        },
         headers={"Origin": "https://evil.example"},
     )
 

@@ -18,10 +18,12 @@ from accounts.choices import SYSTEM_GROUPS, AuthMethod
 from accounts.models import AuditEvent, IdpGroupMapping, IssuedToken, Scope
 from accounts.principal import principal_for_user
 from accounts.tokens import encode
+from agents.models import Agent
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
 from servers.tasks import sweep_health_task
-from tests.factories import ServerFactory, ToolFactory
+from tests.factories import AgentFactory, ServerFactory, ToolFactory
+from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +75,8 @@ def queue(settings, django_capture_on_commit_callbacks):
 
 
 def url(name):
-    return reverse(f"servers-api:internal-{name}")
+    app = "agents-api" if name in ("add-to-groups", "remove-from-groups") else "servers-api"
+    return reverse(f"{app}:internal-{name}")
 
 
 def post(client, name, data=None, *, as_json=False, headers=ADMIN):
@@ -686,8 +689,72 @@ def test_group_edits_of_an_unknown_server_are_404_and_change_nothing(client, mem
 
     response = post(client, name, {"server_name": "ghost", "group_names": "team-a"})
 
-    assert_error(response, 404, "not_found", "No server is registered at /ghost.")
+    assert_error(response, 404, "not_found", "No server, virtual server or agent is registered at /ghost.")
     assert state() == before
+
+
+def test_a_group_is_given_an_internal_agent_and_its_members_see_it(client, member):
+    alice = member("alice", "team-a")
+    agent = AgentFactory(path="/helper", visibility="internal", is_enabled=True, owner=member("owner"))
+    unseen = Agent.objects.visible_to(principal_for_user(alice, auth_method=AuthMethod.SESSION)).exists()
+
+    given = post(client, "add-to-groups", {"server_name": "helper", "group_names": "team-a"})
+    again = post(client, "add-to-groups", {"server_name": "/helper", "group_names": "team-a"})
+    seen = Agent.objects.visible_to(principal_for_user(alice, auth_method=AuthMethod.SESSION)).exists()
+    taken = post(client, "remove-from-groups", {"server_name": "/helper", "group_names": "team-a"})
+
+    assert unseen is False
+    assert (given.status_code, given.json()) == (
+        200,
+        {
+            "message": "Agent /helper added to groups: team-a.",
+            "agent_path": "/helper",
+            "groups": ["team-a"],
+            "changed": ["team-a"],
+        },
+    )
+    assert again.json()["changed"] == []
+    assert seen is True
+    assert (taken.status_code, taken.json()["changed"]) == (200, ["team-a"])
+    assert list(agent.groups.all()) == []
+    assert [(action, target, detail) for _, action, target, detail in audit_log()] == [
+        ("group.agent_grant", "group:team-a", {"agent": "/helper"}),
+        ("group.agent_revoke", "group:team-a", {"agent": "/helper"}),
+    ]
+
+
+def test_a_private_agent_is_given_to_no_group(client, member):
+    member("alice", "team-a")
+    agent = AgentFactory(path="/diary", visibility="private", owner=member("owner"))
+
+    response = post(client, "add-to-groups", {"server_name": "/diary", "group_names": "team-a"})
+
+    assert_error(
+        response,
+        409,
+        "conflict",
+        "The agent at /diary is private: its owner alone sees it. Make it internal to share it with groups.",
+    )
+    assert list(agent.groups.all()) == [] and audit_log() == []
+
+
+def test_a_group_is_given_a_virtual_server(client, member):
+    ServerFactory(path="/weather")
+    virtual_server_create(
+        actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/weather"}]}
+    )
+    alice = member("alice", "team-a")
+
+    response = post(client, "add-to-groups", {"server_name": "/team", "group_names": "team-a"})
+
+    assert (response.status_code, response.json()["message"]) == (
+        200,
+        "Virtual server /team added to groups: team-a.",
+    )
+    assert Scope.objects.get(name="group:team-a").server_rules == [
+        {"server": "/team", "methods": "*", "tools": "*"}
+    ]
+    assert alice.groups.get().scopes.get().name == "group:team-a"
 
 
 @pytest.mark.parametrize("name", ["add-to-groups", "remove-from-groups"])
