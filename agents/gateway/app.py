@@ -61,6 +61,8 @@ class AgentGateway(Front):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         epoch, limits_epoch = await epochs_async(PRINCIPALS, LIMITS)
         principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epoch)
+        if principal.audience is not None:  # an authorized application's token: none is issued for an agent
+            raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
         if agent is None:
             raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
         rules = await quotas.rules(limits_epoch)

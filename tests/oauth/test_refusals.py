@@ -12,6 +12,7 @@ from oauth2_provider.models import AccessToken, Application
 from accounts.models import AuditEvent
 from oauth.models import Consent
 from servers.models import Server
+from tests.factories import AgentFactory
 from tests.gateway.gateway_calls import INITIALIZE, post
 from tests.oauth.conftest import VERIFIER, error_of, inputs_of
 from tests.oauth.flow import REDIRECT_URI
@@ -299,3 +300,20 @@ def test_the_consent_page_offers_the_servers_tools_and_an_unticked_one_is_not_ca
     assert "__admin__" not in page.text  # a member is offered no administration
     assert answer.status_code == 302
     assert Consent.objects.get().tools == {"/alpha": ["echo"]}
+
+
+def test_an_applications_token_for_a_server_is_refused_at_an_agent(host, servers, gateway, olga, token_for):
+    AgentFactory(path="/travel", visibility="public", is_enabled=True)
+    tokens = host.tokens(host.base + "/alpha/mcp")
+    card = f"{host.base}/travel/a2a/.well-known/agent-card.json"
+
+    bound = requests.get(card, headers={"Authorization": f"Bearer {tokens['access_token']}"})
+    missing = requests.get(
+        f"{host.base}/nowhere/a2a/.well-known/agent-card.json",
+        headers={"Authorization": f"Bearer {tokens['access_token']}"},
+    )
+    registry_token = requests.get(card, headers={"Authorization": f"Bearer {token_for(olga)}"})
+
+    assert (bound.status_code, bound.json()["error_code"]) == (401, "token_audience")
+    assert (missing.status_code, missing.json()["error_code"]) == (401, "token_audience")
+    assert registry_token.status_code == 200
