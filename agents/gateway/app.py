@@ -213,21 +213,46 @@ class _Seen:
 
 
 async def _stream(response, send, agent_path: str, owner: str, call: calls.Call, seen: _Seen) -> None:
-    """An event stream passed on event by event; a message's events claim the tasks they show."""
+    """An event stream passed on event by event; a message's events claim the tasks they show. An event
+    longer than GATEWAY_MAX_REWRITE_BYTES ends the exchange (the agent's connection is closed) with an
+    error event to the client: the gateway holds at most that much of an unfinished event."""
     start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": response.status, "headers": start})
-    pending = b""
+    limit = settings.GATEWAY_MAX_REWRITE_BYTES
+    pending = bytearray()
     async for chunk in response.content.iter_any():
-        pending += chunk
         seen.received += len(chunk)
-        whole, separator, pending = pending.replace(b"\r\n", b"\n").rpartition(b"\n\n")
-        if not separator:
-            pending = whole + pending
-            continue
-        for event in whole.split(b"\n\n"):
-            seen.failed = await _read_event(event, agent_path, owner, call) or seen.failed
-        await send({"type": "http.response.body", "body": whole + b"\n\n", "more_body": True})
-    await send({"type": "http.response.body", "body": pending})
+        searched = max(0, len(pending) - 2)  # a blank line may begin in what came before
+        pending += chunk
+        end = _events_end(pending, searched)
+        if end:
+            whole = bytes(pending[:end])
+            del pending[:end]
+            for event in whole.replace(b"\r\n", b"\n").split(b"\n\n"):
+                if event:
+                    seen.failed = await _read_event(event, agent_path, owner, call) or seen.failed
+            await send({"type": "http.response.body", "body": whole, "more_body": True})
+        if len(pending) > limit:
+            seen.failed = True
+            text = (
+                f"The agent at {agent_path} sent an event over {limit} bytes; the gateway ended the stream."
+            )
+            refused = call.refused(jsonrpc.INTERNAL_ERROR, text)[1]
+            response.close()  # the connection, not kept for another exchange (nor read to its end)
+            await send({"type": "http.response.body", "body": b"data: " + _compact(refused) + b"\n\n"})
+            return
+    await send({"type": "http.response.body", "body": bytes(pending)})
+
+
+def _events_end(buffer: bytearray, start: int) -> int:
+    """Where the last whole event in `buffer` ends (after its blank line, LF or CRLF), looking from
+    `start` on; 0 when none does."""
+    lf, crlf = buffer.rfind(b"\n\n", start), buffer.rfind(b"\n\r\n", start)
+    return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
+
+
+def _compact(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 async def _read_event(event: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:

@@ -3,6 +3,7 @@ client resolves the card at the gateway and sends, streams, gets, lists and canc
 v0.3; another caller cannot reach those tasks; a method the rules do not grant is refused before the
 agent sees it; push-notification URLs on private addresses are refused; hidden agents are 404."""
 
+import asyncio
 import json
 import time
 
@@ -439,3 +440,71 @@ def test_the_agent_gets_the_registrys_credential_for_it_and_never_the_callers(ga
     assert task.artifacts[0].parts[0].text == "echo: hello"
     assert {seen.get(b"x-api-key") for seen in guarded.guard.seen[1:]} == {b"k-123"}
     assert not any(b"authorization" in seen for seen in guarded.guard.seen)
+
+
+class _EndlessEvent:
+    """A hostile agent: any POST is answered by one event stream whose first event never ends (64 KiB
+    chunks, no newline), until the gateway hangs up or 64 MiB have gone."""
+
+    def __init__(self):
+        self.sent = 0
+        self.hung_up = False
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await receive()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+
+        async def watch():
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            self.hung_up = True
+
+        watcher = asyncio.create_task(watch())
+        chunk = b"data: " + b"x" * 65536
+        while self.sent < 64 * 1024 * 1024 and not self.hung_up:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self.sent += len(chunk)
+            await asyncio.sleep(0.001)
+        watcher.cancel()
+        await send({"type": "http.response.body", "body": b""})
+
+
+def test_an_event_that_never_ends_is_cut_at_the_limit_and_the_client_told(gateway, caller, settings):
+    from tests.mcp_servers import UvicornThread, loopback_socket
+
+    settings.GATEWAY_MAX_REWRITE_BYTES = 1024 * 1024
+    hostile = _EndlessEvent()
+    running = UvicornThread(hostile, loopback_socket()).start()
+    try:
+        AgentFactory(path="/echo", url=running.url("/"), preferred_transport="JSONRPC", is_enabled=True)
+        token = caller(EVERYTHING)
+        message = {"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": {}}
+        with httpx.stream(
+            "POST", gateway.url("/echo/a2a"), json=message, headers={**bearer(token), **V1}, timeout=30
+        ) as stream:
+            received = b"".join(stream.iter_bytes())
+        deadline = time.monotonic() + 10
+        while not hostile.hung_up and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        running.stop()
+
+    assert len(received) < 4096  # none of the unfinished event
+    assert received.startswith(b"data: ") and received.endswith(b"\n\n")
+    assert json.loads(received[6:]) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {
+            "code": -32603,
+            "message": "The agent at /echo sent an event over 1048576 bytes; the gateway ended the stream.",
+        },
+    }
+    assert hostile.hung_up and hostile.sent < 8 * 1024 * 1024  # the gateway hung up soon after the limit
