@@ -24,7 +24,7 @@ from django.conf import settings
 from django.urls import Resolver404, resolve
 
 from accounts.cache import PRINCIPALS
-from agents.gateway import calls, cards, metrics, pushes, tasks
+from agents.gateway import calls, cards, metrics, params, pushes, tasks
 from agents.models import Agent
 from agents.selectors import agent_for_gateway
 from core.epochs import epochs_async
@@ -147,9 +147,13 @@ async def _judged_and_forwarded(
             return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
         send = forwarding.headers_added(send, judged.headers)
     owner = sessions.owner(principal)
-    if not await tasks.owns(agent.path, owner, *tasks.named(method, call.params)):
+    try:
+        named = params.named(call)
+    except params.ParamsRefused as refused:
+        return await forwarding.json_answer(send, *call.refused(calls.INVALID_PARAMS, str(refused)))
+    if not await tasks.owns(agent.path, owner, named.tasks, named.contexts):
         return await forwarding.json_answer(send, *call.refused(tasks.TASK_NOT_FOUND, "Task not found"))
-    if problem := await pushes.problem(call.params):
+    if problem := await pushes.problem(named.push_urls):
         return await forwarding.json_answer(send, *call.refused(calls.INVALID_PARAMS, problem))
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}

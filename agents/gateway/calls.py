@@ -6,8 +6,7 @@ v1.0 method name. Refusals are in the binding's own error shape."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from urllib.parse import parse_qs
+from dataclasses import dataclass
 
 from agents.a2a import a2a_interfaces
 from gateway import jsonrpc, quotas
@@ -37,7 +36,6 @@ REST_ROUTES = (
     (("GET",), r"/extendedAgentCard|/card", "GetExtendedAgentCard"),
 )
 _COMPILED = tuple((methods, re.compile(pattern), name) for methods, pattern, name in REST_ROUTES)
-BY_ID = frozenset({"GetTask", "CancelTask", "SubscribeToTask"})
 
 
 @dataclass
@@ -48,7 +46,8 @@ class Call:
     legacy: bool  # v0.3
     request_id: object = None
     path: str = ""  # REST: what follows `.../a2a`, with its query
-    extra: dict = field(default_factory=dict)
+    path_task: str | None = None  # REST: the task its path names
+    query: str = ""  # REST: the query string
 
     def refused(
         self, code: int, text: str, data: dict | None = None, status: int | None = None
@@ -103,11 +102,7 @@ def from_rest(http_method: str, rest: str, query: str, body) -> Call | None:
         found = pattern.fullmatch(path)
         if http_method in methods and found:
             params = dict(body) if isinstance(body, dict) else {}
-            task = found.groupdict().get("id")
-            if task is not None:
-                params["id" if name in BY_ID else "taskId"] = task
-            if name == "ListTasks" and (context := parse_qs(query).get("contextId")):
-                params["contextId"] = context[0]
             full = rest + (f"?{query}" if query else "")
-            return Call(name, params, rest=True, legacy=legacy, path=full)
+            task = found.groupdict().get("id")
+            return Call(name, params, rest=True, legacy=legacy, path=full, path_task=task, query=query)
     return None

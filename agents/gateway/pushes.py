@@ -13,21 +13,9 @@ from django.conf import settings
 from core.outbound import AddressRefused, addresses_to_reach
 
 
-def urls_in(params: dict) -> list:
-    """The push-notification URLs a request carries (v1.0 and v0.3 shapes)."""
-    configuration = params.get("configuration") if isinstance(params.get("configuration"), dict) else {}
-    holders = [
-        params,
-        params.get("pushNotificationConfig"),
-        configuration.get("pushNotificationConfig"),
-        configuration.get("taskPushNotificationConfig"),
-    ]
-    return [holder["url"] for holder in holders if isinstance(holder, dict) and "url" in holder]
-
-
-async def problem(params: dict) -> str | None:
-    """Why a push-notification URL of the request is refused, or None."""
-    for url in urls_in(params):
+async def problem(urls: list) -> str | None:
+    """Why one of a request's push-notification URLs (agents/gateway/params.py) is refused, or None."""
+    for url in urls:
         if not isinstance(url, str):
             return "A push-notification URL must be a string."
         parts = urlsplit(url)

@@ -53,21 +53,6 @@ def _key(kind: str, agent_path: str, identifier: str) -> str:
     return f"registry:gateway:a2a:{kind}:{agent_path}:{digest}"
 
 
-def named(method: str, params: dict) -> tuple[list[str], list[str]]:
-    """(task ids, context ids) a request names."""
-    if method in SENDS:
-        message = params.get("message") if isinstance(params.get("message"), dict) else {}
-        tasks = [message.get("taskId"), *(_strings(message.get("referenceTaskIds")))]
-        return [t for t in tasks if isinstance(t, str) and t], _present(message.get("contextId"))
-    if method in BY_ID:
-        return _present(params.get("id")), []
-    if method in BY_TASK_ID:
-        return _present(params.get("taskId")), []
-    if method in LISTS:
-        return [], _present(params.get("contextId"))
-    return [], []
-
-
 def created(result) -> tuple[set[str], set[str]]:
     """(task ids, context ids) an answer or a streamed event shows (v1.0 and v0.3 shapes)."""
     tasks: set[str] = set()
@@ -132,11 +117,3 @@ async def own_only(agent_path: str, owner: str, listed: list) -> list:
         for task, i in zip(listed, ids, strict=True)
         if isinstance(i, str) and owners.get(_key("task", agent_path, i)) == owner.encode()
     ]
-
-
-def _present(value) -> list[str]:
-    return [value] if isinstance(value, str) and value else []
-
-
-def _strings(value) -> list:
-    return value if isinstance(value, list) else []

@@ -508,3 +508,125 @@ def test_an_event_that_never_ends_is_cut_at_the_limit_and_the_client_told(gatewa
         },
     }
     assert hostile.hung_up and hostile.sent < 8 * 1024 * 1024  # the gateway hung up soon after the limit
+
+
+def test_snake_case_params_are_judged_as_the_agent_reads_them(gateway, agent, caller):
+    """a2a-sdk agents read `task_id` as `taskId`: another caller naming a task or context in snake_case,
+    over JSON-RPC (v1.0 and v0.3) and HTTP+JSON, gets "task not found" like one in camelCase."""
+    owner, other = caller(EVERYTHING, name="olga"), caller(EVERYTHING, name="oscar")
+
+    async def start(client):
+        task = await send(client, "wait")
+        return task.id, task.context_id
+
+    waiting, context = run(gateway.url("/echo/a2a"), owner, start)
+    message = {"message_id": "x", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    attempts = [
+        post(
+            gateway.port,
+            "/echo/a2a",
+            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            {**bearer(other), **V1},
+        )
+        for method, params in (
+            ("SendMessage", {"message": {**message, "task_id": waiting}}),
+            ("SendMessage", {"message": {**message, "context_id": context}}),
+            ("SendMessage", {"message": {**message, "reference_task_ids": [waiting]}}),
+            ("GetTaskPushNotificationConfig", {"task_id": waiting, "id": "c1"}),
+            ("ListTaskPushNotificationConfigs", {"task_id": waiting}),
+            ("ListTasks", {"context_id": context}),
+            (
+                "message/send",
+                {
+                    "message": {
+                        "message_id": "y",
+                        "role": "user",
+                        "parts": [{"kind": "text", "text": "hi"}],
+                        "kind": "message",
+                        "task_id": waiting,
+                    }
+                },
+            ),
+            (
+                "tasks/pushNotificationConfig/set",
+                {"task_id": waiting, "push_notification_config": {"url": "https://example.com/h"}},
+            ),
+        )
+    ]
+    listed = httpx.get(
+        gateway.url(f"/echo/a2a/rest/tasks?context_id={context}"), headers={**bearer(other), **V1}, timeout=10
+    )
+
+    assert [(status, json.loads(body)["error"]) for status, _, body in attempts] == [
+        (200, {"code": -32001, "message": "Task not found"})
+    ] * 8
+    assert listed.status_code == 404, listed.text
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        (
+            "SendMessage",
+            {
+                "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+                "configuration": {"task_push_notification_config": {"url": "http://127.0.0.1:9/internal"}},
+            },
+        ),
+        ("CreateTaskPushNotificationConfig", {"task_id": "{task}", "url": "http://169.254.169.254/latest"}),
+        (
+            "message/send",
+            {
+                "message": {
+                    "message_id": "y",
+                    "role": "user",
+                    "parts": [{"kind": "text", "text": "hi"}],
+                    "kind": "message",
+                },
+                "configuration": {"push_notification_config": {"url": "http://127.0.0.1:9/internal"}},
+            },
+        ),
+        (
+            "tasks/pushNotificationConfig/set",
+            {"taskId": "{task}", "push_notification_config": {"url": "http://169.254.169.254/"}},
+        ),
+    ],
+)
+def test_snake_case_push_urls_are_checked(gateway, agent, caller, method, params):
+    token = caller(EVERYTHING)
+    waiting = run(gateway.url("/echo/a2a"), token, lambda client: send(client, "wait"), streaming=False).id
+    params = json.loads(json.dumps(params).replace("{task}", waiting))
+
+    status, _, body = post(
+        gateway.port,
+        "/echo/a2a",
+        {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        {**bearer(token), **V1},
+    )
+
+    error = json.loads(body)["error"]
+    assert (status, error["code"]) == (200, -32602)
+    assert error["message"].startswith("The push-notification URL is refused:")
+
+
+def test_a_field_spelled_both_ways_is_refused(gateway, agent, caller):
+    token = caller(EVERYTHING)
+    message = {
+        "messageId": "m",
+        "role": "ROLE_USER",
+        "parts": [{"text": "hi"}],
+        "taskId": "a",
+        "task_id": "b",
+    }
+
+    status, _, body = post(
+        gateway.port,
+        "/echo/a2a",
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}},
+        {**bearer(token), **V1},
+    )
+
+    assert (status, json.loads(body)["error"]) == (
+        200,
+        {"code": -32602, "message": "'taskId' and 'task_id' are one field: send it once."},
+    )
