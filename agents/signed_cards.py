@@ -9,7 +9,16 @@ from agents.a2a import Invalid, _object, _text
 SIGNATURE_MAX_LENGTH = 16_384
 BASE64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 # What a register or PUT body carries that is the registry's, not the card's: left out of a signed card.
-REGISTRY_ONLY_FIELDS = ("path", "visibility", "headers", "tags", "license")
+# (`provider` too when it is the registry's vendor key, a string; A2A's provider is an object.)
+REGISTRY_ONLY_FIELDS = (
+    "path",
+    "visibility",
+    "headers",
+    "tags",
+    "license",
+    "provider_organization",
+    "provider_url",
+)
 
 
 def read_signature(raw) -> dict:
@@ -28,4 +37,8 @@ def read_signature(raw) -> dict:
 def signed_card_of(body: Mapping) -> dict:
     """The card a signed register or PUT body carries, as the agent signed it: the body without the
     registry's own fields."""
-    return {name: value for name, value in body.items() if name not in REGISTRY_ONLY_FIELDS}
+    return {
+        name: value
+        for name, value in body.items()
+        if name not in REGISTRY_ONLY_FIELDS and not (name == "provider" and not isinstance(value, Mapping))
+    }

@@ -123,3 +123,24 @@ def test_only_administrators_set_outbound_headers_and_nobody_reads_them(client, 
     shown = client.get(reverse("agents-api:detail", kwargs={"agent_path": "/travel"}), headers=bearer(admin))
     assert "k" not in {str(value) for value in shown.json().values()}
     assert "headers" not in shown.json()
+
+
+def test_the_registrys_own_fields_beside_a_signed_card_never_enter_it(client, publisher):
+    card = signed({name: value for name, value in V1_CARD.items() if name != "provider"})
+    registry_fields = {
+        "path": "/travel",
+        "visibility": "public",
+        "provider": "custom",
+        "tags": "travel",
+        "license": "MIT",
+    }
+    registered = register(client, publisher, card | registry_fields)
+    assert registered.status_code == 201, registered.json()
+    agent = Agent.objects.get(path="/travel")
+
+    served = card_of(client, publisher, "/travel", format="a2a")
+
+    assert served == gateway_card(agent, "https://registry.example.test") == card
+    assert "provider" not in served
+    verify(ParseDict(served, AgentCard()))
+    assert (agent.provider, agent.tags, agent.license) == ("custom", ["travel"], "MIT")
