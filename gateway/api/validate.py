@@ -1,4 +1,6 @@
-"""GET /validate: the reverse proxy's `auth_request` check of one MCP call.
+"""GET /validate: the reverse proxy's `auth_request` check of one MCP call, judged as the gateway judges it:
+quarantines first (403 with the operator's reason), then the caller's rights, then the limits, counted here
+(429 with `Retry-After` and the RateLimit headers; an allowed call's answer carries those headers too).
 
 Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
 the server `X-Original-URL` names, resolved exactly as the built-in gateway resolves it (gateway).
@@ -7,8 +9,10 @@ Call: the JSON-RPC body from `X-Body` or the request body; without one, only a G
 """
 
 import time
+from collections import Counter as Tally
 from urllib.parse import unquote, urlsplit
 
+from asgiref.sync import async_to_sync
 from rest_framework import exceptions
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -24,9 +28,14 @@ from accounts.principal import Principal
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, header_parameter
 from core.untrusted import InputRejected, json_loads
-from gateway import jsonrpc, routing
+from gateway import jsonrpc, quotas, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
+from limits.cache import LIMITS
+from limits.choices import TargetKind
+from limits.decision import Target
+from limits.selectors import rules_for
+from servers.models import Server
 from servers.selectors import server_for_gateway
 from servers.trust import tool_trusts
 
@@ -50,8 +59,8 @@ def _principal(request, raw: str | None) -> Principal:
     return principal
 
 
-def _target(request) -> tuple[str, bool]:
-    """(server path, whether it is enabled) of X-Original-URL, resolved as the built-in gateway does:
+def _target(request) -> tuple[str, Server | None]:
+    """(server path, the server or None) of X-Original-URL, resolved as the built-in gateway does:
     the raw path checked (no dot segments or encoded separators), then the longest registered prefix."""
     original = request.headers.get("X-Original-URL", "")
     if not original:
@@ -67,9 +76,7 @@ def _target(request) -> tuple[str, bool]:
             400, ErrorCode.BAD_REQUEST, "X-Original-URL names no MCP endpoint (/<server path>/mcp)."
         )
     server = server_for_gateway(target.candidates)
-    if server is None:
-        return target.candidates[0], False
-    return server.path, server.is_enabled
+    return (target.candidates[0], None) if server is None else (server.path, server)
 
 
 def _requested_path(request) -> str:
@@ -157,11 +164,15 @@ class ValidateView(APIView):
             )
 
     def check(self, request, principal: Principal) -> Response:
-        server_path, enabled = _target(request)
+        server_path, server = _target(request)
         try:
             routing.check_binding(principal, _requested_path(request), server_path)
         except routing.Refusal as refusal:
             raise ApiError(refusal.status, refusal.code, refusal.detail, BEARER_CHALLENGE) from None
+        target = Target(TargetKind.SERVER, server_path, tuple(server.tags or ()) if server else ())
+        found = rules_for(LIMITS.epoch())
+        if (text := async_to_sync(quotas.quarantine_refusal)(found, principal, target)) is not None:
+            raise ApiError(403, ErrorCode.PERMISSION_DENIED, text)
         server_name = server_path.lstrip("/")
         principal = principal.with_trust(
             tool_trusts([server_path])
@@ -174,12 +185,22 @@ class ValidateView(APIView):
                 raise ApiError(
                     403, ErrorCode.PERMISSION_DENIED, jsonrpc.denial(principal, server_name, message)
                 )
-        if not enabled:
+        if server is None or not server.is_enabled:
             raise ApiError(
                 403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
             )
+        counted = Tally(
+            quotas.COUNTED_MCP[m.method]
+            for m in messages
+            if m.kind == "request" and m.method in quotas.COUNTED_MCP
+        )
+        judged = async_to_sync(quotas.verdict)(found, principal, target, dict(counted))
+        if not judged.allowed:
+            status, _, text, _, limited = quotas.refusal(judged)
+            code = ErrorCode.THROTTLED if status == 429 else ErrorCode.REDIS_UNAVAILABLE
+            raise ApiError(status, code, text, limited)
         method, tool = messages[0].method, messages[0].tool
-        headers = identity_headers(principal, server_name, tool)
+        headers = {**identity_headers(principal, server_name, tool), **judged.headers}
         body = {
             "valid": True,
             "username": principal.username,

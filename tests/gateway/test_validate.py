@@ -6,6 +6,8 @@ import pytest
 
 from accounts.models import IssuedToken
 from accounts.tokens import encode
+from limits.models import Limit
+from limits.services import limit_set, quarantine_set
 from tests.factories import ServerFactory
 
 pytestmark = pytest.mark.django_db
@@ -243,3 +245,40 @@ def test_validate_and_the_gateway_judge_every_message_alike(
 
     assert response.status_code == (200 if allowed else 403)
     assert (len(checked.forward) == 1) is allowed
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("kind", "name"), [("user", "tim"), ("group", "timers"), ("server", "/currenttime")])
+def test_a_quarantined_caller_or_server_is_refused_with_the_reason(client, timer, kind, name):
+    quarantine_set(actor=None, kind=kind, name=name, reason="leaking data")
+
+    response = validate(client, auth=token(timer), body=CALL_NOW)
+
+    assert (response.status_code, response.json()["error_code"]) == (403, "permission_denied")
+    assert response.json()["detail"] == "Quarantined by an operator: leaking data"
+    assert "X-User" not in response
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calls_over_a_limit_are_refused_with_429_and_counted_once(client, timer):
+    limit_set(
+        actor=None,
+        caller_kind="user",
+        caller="tim",
+        target_kind="server",
+        target="/currenttime",
+        windows=[{"per": "minute", "limit": 2}],
+    )
+    listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    auth = token(timer)
+
+    answers = [validate(client, auth=auth, body=CALL_NOW) for _ in range(3)]
+    listed = validate(client, auth=auth, body=listing)
+
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert answers[0]["RateLimit"].startswith(f'"l{Limit.objects.get().pk}-minute";r=1;t=')
+    refused = answers[2]
+    assert refused.json()["error_code"] == "throttled"
+    assert refused.json()["detail"].startswith("Rate limited: at most 2 calls per minute here; retry in ")
+    assert int(refused["Retry-After"]) >= 1
+    assert listed.status_code == 200  # listing never counts
