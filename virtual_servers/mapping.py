@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from virtual_servers.rules import carried, exposed_name
+from virtual_servers.rules import carried, exposed_name, resource_carried
 
 URI_SEPARATOR = "+"
 
@@ -78,7 +78,7 @@ def uri_seen(uri: str, member: Member, prefixed: bool) -> str:
 def resource_seen(resource: dict, member: Member, prefixed: bool, field: str = "uri") -> dict | None:
     """A resource (`uri`) or resource template (`uriTemplate`) as clients see it, or None."""
     uri = resource.get(field)
-    if not isinstance(uri, str) or not carried(member.resources, uri):
+    if not isinstance(uri, str) or not resource_carried(member.resources, uri):
         return None
     return {**resource, field: uri_seen(uri, member, prefixed)} if prefixed else resource
 
@@ -92,13 +92,7 @@ def resource_of(uri: str, members: list[Member]) -> tuple[Member, str] | None:
         member, own = next((member for member in members if carries_resources(member)), None), uri
     if member is None:
         return None
-    return (member, own) if carried(member.resources, own) or _templated(member, own) else None
-
-
-def _templated(member: Member, uri: str) -> bool:
-    """A URI read through a template the member carries all of (an include list names URIs, which a
-    template's expansions are not)."""
-    return "include" not in member.resources
+    return (member, own) if resource_carried(member.resources, own) else None
 
 
 def tool_index(members, known: dict[str, set[str]]) -> dict[str, tuple[Member, str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import unquote, urlsplit
 
 from core.validators import normalize_path
 from servers import scanning
@@ -61,6 +62,32 @@ def carried(selection: dict, name: str) -> bool:
     if "include" in selection:
         return name in selection["include"]
     return name not in selection.get("exclude", ())
+
+
+def resource_carried(selection: dict, uri: str) -> bool:
+    """Whether a resources selection carries `uri`: an include list by the exact URI (a template's
+    expansions are not named there); an exclude list by every spelling of a URI, so what it leaves out
+    is not reached as `FILE:///x`, `file:///./x`, `file:///%78`, `file:///x/` or `file:///x?y`."""
+    if "include" in selection:
+        return uri in selection["include"]
+    key = _uri_key(uri)
+    return all(_uri_key(excluded) != key for excluded in selection.get("exclude", ()))
+
+
+def _uri_key(uri: str) -> tuple[str, str, str]:
+    """What every spelling of a URI has in common: scheme and authority in lower case, the path
+    percent-decoded, without dot segments, repeated or trailing slashes; query and fragment left out."""
+    try:
+        parts = urlsplit(uri.strip())
+    except ValueError:
+        return ("", "", uri)
+    segments: list[str] = []
+    for segment in unquote(parts.path).split("/"):
+        if segment == "..":
+            segments = segments[:-1]
+        elif segment not in ("", "."):
+            segments.append(segment)
+    return (parts.scheme.lower(), unquote(parts.netloc).lower(), "/".join(segments))
 
 
 def settings_problem(value, schemas: dict[str, dict] | None) -> str | None:

@@ -322,3 +322,77 @@ def test_a_disabled_member_is_left_out_until_enabled_again(gateway, vic):
         return sorted(tool.name for tool in (await client.list_tools()).tools)
 
     assert run(gateway.url("/team/mcp"), vic, names) == ["search_api"]
+
+
+@pytest.fixture
+def shelf(library_server, member, scope_factory, token_for):
+    """A virtual server that leaves one resource of its member out, and a caller who may use it all."""
+    ServerFactory(path="/library", name="Library", proxy_pass_url=library_server)
+    virtual_server_create(
+        actor=None,
+        path="/shelf",
+        definition={
+            "name": "Shelf",
+            "members": [{"server": "/library", "resources": {"exclude": ["file:///readme.md"]}}],
+        },
+    )
+    scope_factory("everything", group="everyone", server_rules=EVERYTHING)
+    return token_for(member("vic", "everyone"))
+
+
+SPELLINGS = [
+    "file:///readme.md",
+    "FILE:///readme.md",
+    "file:///./readme.md",
+    "file:///%72eadme.md",
+    "file:///docs/../readme.md",
+    "file:///readme.md?x=1",
+    "file:////readme.md",
+]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_resource_the_definition_leaves_out_is_unreachable_by_every_method(gateway, shelf, mode):
+    async def work(client):
+        listed = [str(resource.uri) for resource in (await client.list_resources()).resources]
+        refused = []
+        for uri in SPELLINGS:
+            try:
+                await client.read_resource(uri)
+            except MCPError as error:
+                refused.append(error.message)
+        page = await client.read_resource("file:///docs/intro")
+        return listed, refused, page.contents[0].text
+
+    listed, refused, page = run(gateway.url("/shelf/mcp"), shelf, work, mode=mode)
+
+    assert listed == []
+    assert refused == [f"Unknown resource: {uri}" for uri in SPELLINGS]
+    assert page == "The page intro."  # what is not left out is still read
+
+
+def test_completion_and_subscription_of_a_resource_left_out_are_refused(gateway, shelf):
+    _, headers, _ = post(gateway.port, "/shelf/mcp", INITIALIZE, bearer(shelf))
+    session = {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    complete = {
+        "method": "completion/complete",
+        "params": {
+            "ref": {"type": "ref/resource", "uri": "file:///readme.md"},
+            "argument": {"name": "x", "value": ""},
+        },
+    }
+    subscribe = {"method": "resources/subscribe", "params": {"uri": "file:///readme.md"}}
+
+    answers = [
+        json.loads(
+            post(
+                gateway.port, "/shelf/mcp", {"jsonrpc": "2.0", "id": 9, **message}, bearer(shelf, **session)
+            )[2]
+        )
+        for message in (complete, subscribe)
+    ]
+
+    assert [answer["error"]["message"] for answer in answers] == [
+        'Nothing to complete for {"type": "ref/resource", "uri": "file:///readme.md"}',
+        "Unknown resource: file:///readme.md",
+    ]
