@@ -93,16 +93,29 @@ class PublicHealthStatusConsumer(AsyncWebsocketConsumer):
         while True:
             await asyncio.sleep(settings.HEALTH_WS_KEEPALIVE_SECONDS)
             if not await self.authorize():
-                await self.close(code=CLOSE_UNAUTHENTICATED)
+                await self.closed_quietly(CLOSE_UNAUTHENTICATED)
                 return
             await stats.connection_seen(self.channel_name)
             await self.channel_layer.group_add(GROUP, self.channel_name)  # memberships expire in a day
-            await self.send_json({"type": "keepalive"})
+            if not await self.send_json({"type": "keepalive"}):
+                return
 
-    async def send_json(self, content: dict) -> None:
-        """Counted before it goes out, so a client that has a message finds it in the statistics."""
+    async def send_json(self, content: dict) -> bool:
+        """Counted before it goes out, so a client that has a message finds it in the statistics. A client
+        that has gone is an ordinary end, not an error: its disconnect ends the consumer. Whether it went."""
         await stats.messages_sent()
-        await self.send(text_data=json.dumps(content, separators=(",", ":")))
+        try:
+            await self.send(text_data=json.dumps(content, separators=(",", ":")))
+        except OSError:  # the server's ClientDisconnected: the socket closed under the send
+            logger.debug("health websocket %s closed before a message", self.channel_name)
+            return False
+        return True
+
+    async def closed_quietly(self, code: int) -> None:
+        try:
+            await self.close(code=code)
+        except OSError:
+            logger.debug("health websocket %s already closed", self.channel_name)
 
     # What this socket may show; the session socket narrows it to its principal.
 

@@ -3,11 +3,13 @@
 Each scenario runs in one event loop under `async_to_sync`, so the consumers' database reads run on the
 test's thread and see its transaction."""
 
+import asyncio
 import time
 
 import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
 from django.db import transaction
@@ -429,3 +431,32 @@ def test_the_status_page_lists_enabled_servers_for_anyone_and_listens_to_the_pub
     assert "/off" not in page
     assert '<span class="badge status-healthy" data-health-status="healthy">Healthy</span>' in page
     assert '<script src="/static/js/health-live.js" defer></script>' in page
+
+
+def test_a_client_gone_under_a_send_ends_the_socket_quietly(settings, caplog):
+    """uvicorn raises ClientDisconnected when a consumer sends on a socket its client closed (a keepalive or
+    a change racing the disconnect): an ordinary end, logged at no level above debug, never a traceback."""
+    from uvicorn.protocols.utils import ClientDisconnected
+
+    from servers.consumers import PublicHealthStatusConsumer
+
+    settings.HEALTH_WS_KEEPALIVE_SECONDS = 0.01
+    sent = []
+
+    async def gone(message):
+        sent.append(message)
+        raise ClientDisconnected()
+
+    consumer = PublicHealthStatusConsumer()
+    consumer.scope, consumer.channel_name, consumer.base_send = {"type": "websocket"}, "test!gone", gone
+    consumer.channel_layer = get_channel_layer()
+
+    async def run():
+        await asyncio.wait_for(consumer.keep_alive(), timeout=5)  # ends at the first send that fails
+        await consumer.health_changed({"path": "/x", "enabled": False, "entry": None})
+
+    with caplog.at_level("WARNING"):
+        async_to_sync(run)()
+
+    assert [message["type"] for message in sent] == ["websocket.send", "websocket.send"]
+    assert caplog.records == []
