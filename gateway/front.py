@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from core.errors import ErrorCode, asgi_error
-from gateway import headers, paths, routing, sessions
+from gateway import headers, paths, pins_seen, routing, sessions
 
 
 async def read_body(receive, limit: int) -> bytes:
@@ -67,6 +67,7 @@ class Front:
             )
         if target is None:
             return await self.fallback(scope, receive, send)
+        send = pins_seen.settling(send, pins_seen.watching())  # an answer that withheld a tool waits
         if origin := headers.cors_origin(scope):
             if scope["method"] == "OPTIONS":
                 return await _preflight(send, scope, origin, self.methods(target))

@@ -1,7 +1,12 @@
 """Tools (and prompts) a live list shows that are not pinned as they are (servers/services/pins.py): each
 is left out of the answer by gateway/messages.py and reported here once per process and definition,
 recorded off the event loop as a pending change, so a server that shows the health check one definition
-and live clients another is caught."""
+and live clients another is caught.
+
+The answer that left a tool out is held until its sighting is recorded (`watching` and `settling`, put
+around every gateway request by gateway/front.py): the record moves the trust epoch, so no call of the
+withheld tool, from this client or any other, on any process, reaches the server after the list that
+withheld it was answered."""
 
 from __future__ import annotations
 
@@ -9,30 +14,64 @@ import asyncio
 import logging
 import threading
 from collections import OrderedDict
+from contextvars import ContextVar
 
 from django.db import close_old_connections
 
 logger = logging.getLogger(__name__)
 
 REMEMBERED = 4096  # definitions reported by this process, so a repeated list costs no write
-_reported: OrderedDict[tuple[str, str, str, str], None] = OrderedDict()
+# each reported definition -> its record while under way (None once done, or recorded in a thread)
+_reported: OrderedDict[tuple[str, str, str, str], asyncio.Future | None] = OrderedDict()
 _lock = threading.Lock()
+_pending: ContextVar[list | None] = ContextVar("pins_seen_pending", default=None)
 
 
 def report(server_path: str, item: dict, digest: str, subject: str = "tool") -> None:
     key = (server_path, subject, item["name"], digest)
     with _lock:
         if key in _reported:
+            _wait_for(_reported[key])  # reported before: this answer waits for that record too
             return
         _reported[key] = None
         while len(_reported) > REMEMBERED:
             _reported.popitem(last=False)
     try:
         loop = asyncio.get_running_loop()
-    except RuntimeError:
+    except RuntimeError:  # in a thread: recorded before the answer goes on
         _record(server_path, item, subject)
         return
-    loop.run_in_executor(None, _record, server_path, item, subject)
+    recording = loop.run_in_executor(None, _record, server_path, item, subject)
+    with _lock:
+        if key in _reported:
+            _reported[key] = recording
+    _wait_for(recording)
+
+
+def watching() -> list:
+    """The records this request's answer must wait for (filled by `report`)."""
+    pending: list = []
+    _pending.set(pending)
+    return pending
+
+
+def settling(send, pending: list):
+    """`send`, each message held until every sighting this request reported is recorded."""
+
+    async def sending(message):
+        if pending:
+            waited = [future for future in pending if future.get_loop() is asyncio.get_running_loop()]
+            pending.clear()
+            await asyncio.gather(*waited, return_exceptions=True)
+        await send(message)
+
+    return sending
+
+
+def _wait_for(recording: asyncio.Future | None) -> None:
+    pending = _pending.get()
+    if recording is not None and not recording.done() and pending is not None:
+        pending.append(recording)
 
 
 def forget() -> None:
