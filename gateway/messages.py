@@ -164,7 +164,8 @@ def _pinned_as_shown(trust, server_path: str, item: dict, subject: str) -> bool:
     digest = digest_of(definition_of(item, subject))
     if trust.admits(item["name"], digest, subject):
         return True
-    pins_seen.report(server_path, item, digest, subject)
+    held = item["name"] in (trust.held if subject == "tool" else trust.prompts_held)
+    pins_seen.report(server_path, item, digest, subject, held=held)
     return False
 
 

@@ -27,13 +27,19 @@ _lock = threading.Lock()
 _pending: ContextVar[list | None] = ContextVar("pins_seen_pending", default=None)
 
 
-def report(server_path: str, item: dict, digest: str, subject: str = "tool") -> None:
+def report(server_path: str, item: dict, digest: str, subject: str = "tool", *, held: bool = False) -> None:
+    """Record a definition a live list showed that is not the pinned one. `held`: whether the trust this
+    request judged by already holds a change of that name. What this process reported before is not
+    written again while the trust shows it held; when it does not (the server was removed and registered
+    again, so its pins and changes are new), it is recorded again."""
     key = (server_path, subject, item["name"], digest)
     with _lock:
-        if key in _reported:
-            _wait_for(_reported[key])  # reported before: this answer waits for that record too
+        recording = _reported.get(key)
+        if key in _reported and (held or (recording is not None and not recording.done())):
+            _wait_for(recording)  # reported before: this answer waits for that record too
             return
         _reported[key] = None
+        _reported.move_to_end(key)
         while len(_reported) > REMEMBERED:
             _reported.popitem(last=False)
     try:

@@ -19,6 +19,7 @@ from servers.health import check_and_record
 from servers.models import Server, Tool, ToolChange, ToolPin
 from servers.pins import field_diff, set_digest
 from servers.services import server_toggle
+from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import caller_fixture, gateway_fixture, run  # noqa: F401
 from tests.shifting_tools import LIVE_CLIENT
 
@@ -203,6 +204,26 @@ def test_a_tool_withheld_from_a_list_is_never_called_after_that_list_was_answere
         answers.append((name in listed, answer))
 
     assert answers == [(False, AWAITS_APPROVAL.format(name)) for name in ("add", "echo", "delete_file")]
+    assert shifty.calls == []
+
+
+def test_a_two_faced_server_removed_and_registered_again_is_caught_again(gateway, caller, shifty, pinned):
+    shifty.to_checker = copy.deepcopy(shifty.tools)
+    mutate_description(shifty.tools)
+    token = caller(EVERYTHING)
+    first = through_gateway(gateway, token)
+    services.server_delete(actor=None, server=pinned)
+    again = ServerFactory(path="/shifty", proxy_pass_url=shifty.url, health_status="unknown")
+    check_and_record(again.pk)  # the check sees the clean definitions: they are pinned anew
+    token = caller(EVERYTHING, name="gail")  # removing the server took its path out of every scope
+
+    second = through_gateway(gateway, token)
+
+    assert [answer for _, answer in (first, second)] == [AWAITS_APPROVAL.format("echo")] * 2
+    assert "echo" not in second[0]
+    assert list(ToolChange.objects.filter(server=again).values_list("name", "kind", "seen_in", "status")) == [
+        ("echo", "changed", "gateway", "pending")
+    ]
     assert shifty.calls == []
 
 
