@@ -226,8 +226,17 @@ def findings_table(findings: list[dict]) -> str:
         return "none"
     rows = format_html_join(
         "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-        ((f["severity"], f["rule"], f["field"], f["evidence"]) for f in findings),
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code>{}</td></tr>",
+        (
+            (
+                f["severity"],
+                f["rule"],
+                f["field"],
+                f["evidence"],
+                f" ({f['reading']})" if f.get("reading") else "",
+            )
+            for f in findings
+        ),
     )
     head = format_html(
         '<tr><th scope="col">severity</th><th scope="col">rule</th><th scope="col">in</th>'

@@ -5,7 +5,9 @@ run offline on what reaches a model. A definition is scanned in two parts, as th
 description (and title), then the rest of it as JSON (name, schemas, annotations).
 
 A finding is a plain dict stored with the change and the pin: `rule`, `severity` (HIGH, MEDIUM or LOW),
-`category`, `field` (`description` or `definition`) and `evidence` (the text that matched, shortened).
+`category`, `field` (`description` or `definition`) and `evidence` (the text that matched, shortened);
+`reading` too when it matched only once a disguise was undone (servers/scan_text.py: fullwidth letters,
+look-alike letters, HTML entities, spaced letters, leetspeak, base64).
 One more check is the registry's own, in Python: a description that names another tool of the same server
 (LOW: usual in honest text, shown so an operator reads the reference)."""
 
@@ -22,6 +24,8 @@ from importlib import metadata
 from pathlib import Path
 
 from django.conf import settings
+
+from servers.scan_text import AS_WRITTEN, readings
 
 SCANNER = "cisco-ai-mcp-scanner/yara"
 SCANNER_DISTRIBUTION = "cisco-ai-mcp-scanner"
@@ -129,11 +133,10 @@ def scanner_version() -> str:
 def scan(definition: Mapping, siblings: Iterable[str] = ()) -> list[dict]:
     """Findings of one pinned definition (servers/pins.py), worst first; `siblings` are the other tools of
     its server, whose names in its description are cross-tool references."""
-    compiled = rules()
     described = " ".join(str(definition.get(key) or "") for key in ("title", "description")).strip()
     rest = {key: value for key, value in definition.items() if key not in ("title", "description")}
-    findings = compiled.match(described, "description") if described else []
-    findings += compiled.match(json.dumps(rest, ensure_ascii=False, sort_keys=True), "definition")
+    findings = _matched(described, "description") if described else []
+    findings += _matched(json.dumps(rest, ensure_ascii=False, sort_keys=True), "definition")
     pattern = _references(frozenset(siblings))
     named = set(pattern.findall(described)) - {definition.get("name")} if pattern and described else set()
     if named:
@@ -147,6 +150,16 @@ def scan(definition: Mapping, siblings: Iterable[str] = ()) -> list[dict]:
             }
         )
     return sorted(_unique(findings), key=lambda found: (SEVERITY_ORDER[found["severity"]], found["rule"]))
+
+
+def _matched(text: str, field: str) -> list[dict]:
+    """The rules' findings in every reading of `text` (servers/scan_text.py): as written, then with its
+    disguises undone; a finding in a disguised reading names it (`reading`)."""
+    compiled, findings = rules(), []
+    for name, reading in readings(text):
+        found = compiled.match(reading, field)
+        findings += found if name == AS_WRITTEN else [{**finding, "reading": name} for finding in found]
+    return findings
 
 
 @lru_cache(maxsize=64)

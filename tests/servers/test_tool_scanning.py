@@ -47,6 +47,31 @@ def test_every_known_bad_definition_is_found_with_a_high_severity_finding(case):
     assert scanning.worst(findings) == "HIGH"
 
 
+DISGUISED = {
+    technique: case
+    for technique, case in json.loads((DATA / "scanner" / "disguised.json").read_text()).items()
+    if not technique.startswith("_")
+}
+
+
+@pytest.mark.parametrize("technique", sorted(DISGUISED))
+def test_a_disguised_poisoned_description_is_found_once_its_disguise_is_undone(technique):
+    description, reading = DISGUISED[technique]
+
+    as_written = [
+        finding
+        for finding in scanning.scan({"name": "add", "description": description})
+        if "reading" not in finding
+    ]
+    findings = scanning.scan({"name": "add", "description": description})
+
+    assert [f["rule"] for f in as_written if f["rule"] == "instruction_override_previous"] == []
+    assert ("instruction_override_previous", "HIGH", reading) in {
+        (f["rule"], f["severity"], f.get("reading")) for f in findings
+    }
+    assert scanning.holds(findings)
+
+
 def sample_texts() -> list[str]:
     """Every name, title and description in the real server.json documents, at any depth."""
     texts = []
