@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -169,11 +170,15 @@ def _messages(body: bytes, content_type: str) -> list:
 
 
 async def whole_list(caller: Caller, member, method: str, key: str) -> list:
-    """Every item of a member's list (`key` of each page's result), following its cursors."""
+    """Every item of a member's list (`key` of each page's result), following its cursors. Each request
+    has an id of its own: requests in flight at once on one member session (several of a client's lists
+    sent together) must never share one, or the member answers one of them only."""
     items, cursor = [], None
+    gathering = secrets.token_hex(8)
     for page in range(PAGE_LIMIT):
         params = {"cursor": cursor} if cursor else {}
-        request = {"jsonrpc": "2.0", "id": f"registry-virtual-{page}", "method": method, "params": params}
+        request_id = f"registry-virtual-{gathering}-{page}"
+        request = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         answer = await ask(caller, member, request)
         result = answer.get("result")
         if not isinstance(result, dict):
