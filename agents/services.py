@@ -186,13 +186,7 @@ def agent_groups_grant(*, actor, agent: Agent, group_names: list[str]) -> list[s
         present = set(agent.groups.values_list("pk", flat=True))
         added = [group for group in groups if group.pk not in present]
         agent.groups.add(*added)
-        for group in added:
-            audit_event_record(
-                actor=actor,
-                action=AuditAction.GROUP_AGENT_GRANT,
-                target=f"group:{group.name}",
-                detail={"agent": agent.path},
-            )
+        _groups_audited(actor, agent, added, AuditAction.GROUP_AGENT_GRANT)
     return [group.name for group in added]
 
 
@@ -203,14 +197,15 @@ def agent_groups_revoke(*, actor, agent: Agent, group_names: list[str]) -> list[
         present = set(agent.groups.values_list("pk", flat=True))
         removed = [group for group in groups if group.pk in present]
         agent.groups.remove(*removed)
-        for group in removed:
-            audit_event_record(
-                actor=actor,
-                action=AuditAction.GROUP_AGENT_REVOKE,
-                target=f"group:{group.name}",
-                detail={"agent": agent.path},
-            )
+        _groups_audited(actor, agent, removed, AuditAction.GROUP_AGENT_REVOKE)
     return [group.name for group in removed]
+
+
+def _groups_audited(actor, agent: Agent, groups, action: str) -> None:
+    for group in groups:
+        audit_event_record(
+            actor=actor, action=action, target=f"group:{group.name}", detail={"agent": agent.path}
+        )
 
 
 # -- health (the checker is no operator: these write no audit events) -------------------------------

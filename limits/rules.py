@@ -115,7 +115,9 @@ def _windows_problem(windows) -> str | None:
         return shape
     seen = set()
     for window in windows:
-        if not isinstance(window, dict) or set(window) != {"per", "limit"} or window["per"] not in WINDOWS:
+        if not isinstance(window, dict) or set(window) != {"per", "limit"}:
+            return shape
+        if not isinstance(window["per"], str) or window["per"] not in WINDOWS:
             return shape
         limit = window["limit"]
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:

@@ -59,7 +59,7 @@ class InternalRemoveFromGroupsView(internal.InternalView):
     """POST /api/internal/remove-from-groups: the same target taken from each group (for a server or a
     virtual server, `still_granted_by` names the other scopes that still grant it)."""
 
-    @documented(request=internal.GroupServerSerializer, errors=internal.INTERNAL_ERRORS + (409,))
+    @documented(request=internal.GroupServerSerializer, errors=internal.INTERNAL_ERRORS)
     def post(self, request):
         data = internal.valid(internal.GroupServerSerializer, request.data)
         path, names, actor = data["server_name"], data["group_names"], principal_of(request)

@@ -75,6 +75,8 @@ def test_an_administrator_sets_reads_replaces_and_removes_a_limit(client, world,
     ("body", "errors"),
     [
         ({**PAYMENTS, "windows": []}, ["windows"]),
+        ({**PAYMENTS, "windows": [{"per": {}, "limit": 1}]}, ["windows"]),
+        ({**PAYMENTS, "windows": [{"per": ["minute"], "limit": 1}]}, ["windows"]),
         ({**PAYMENTS, "caller": "nobody", "target": "/nowhere"}, ["caller", "target"]),
         ({**PAYMENTS, "counts": ["tools", "pings"]}, ["counts"]),
         ({**PAYMENTS, "fail_open": "yes"}, ["fail_open"]),
