@@ -1,7 +1,7 @@
 """Fair shares of a gateway process's upstream exchanges, so one caller cannot make others wait.
 
-Every exchange the gateway carries (a POST's answer, a GET stream, an SSE-transport stream) holds one
-slot of its caller (GATEWAY_MAX_STREAMS_PER_CALLER) and one of its server's origin
+Every exchange the gateway carries (a POST's answer, a GET stream, an SSE-transport stream, an A2A call
+or stream) holds one slot of its caller (GATEWAY_MAX_STREAMS_PER_CALLER) and one of its upstream's origin
 (GATEWAY_MAX_CONNECTIONS, scheme, host and port) while it lasts. The one over its share is answered
 429 with `Retry-After` at once, never queued: the upstream connection pool has no limit of its own
 beyond these, so an exchange within its shares never waits behind anyone else's.
@@ -37,11 +37,11 @@ def slot(caller: str, url: str):
     keys = (("caller", caller), ("origin", origin_of(url)))
     if _held[keys[0]] >= settings.GATEWAY_MAX_STREAMS_PER_CALLER:
         raise _refusal(
-            f"You have {settings.GATEWAY_MAX_STREAMS_PER_CALLER} MCP exchanges open through this gateway "
-            "process; close one (a GET stream, say) before opening another."
+            f"You have {settings.GATEWAY_MAX_STREAMS_PER_CALLER} exchanges open through this gateway "
+            "process; close one (a stream, say) before opening another."
         )
     if _held[keys[1]] >= settings.GATEWAY_MAX_CONNECTIONS:
-        raise _refusal("This MCP server has as many open exchanges as the gateway allows it; try again.")
+        raise _refusal("This upstream has as many open exchanges as the gateway allows it; try again.")
     for key in keys:
         _held[key] += 1
     try:

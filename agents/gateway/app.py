@@ -15,6 +15,7 @@ tasks it shows, and end when the client leaves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -31,7 +32,7 @@ from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import forwarding, front, headers, jsonrpc, quotas, sessions, upstream
+from gateway import forwarding, front, headers, jsonrpc, limits, quotas, sessions, upstream
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
@@ -159,6 +160,20 @@ async def _judged_and_forwarded(
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
     sent |= agent.headers or {}  # the agent's credential from the registry; the caller's never goes
     url, started = call.upstream_url(agent), time.perf_counter()
+    with contextlib.ExitStack() as share:
+        try:
+            share.enter_context(limits.slot(owner, url))  # the fair shares every exchange holds
+        except Refusal as full:
+            refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
+            return await forwarding.json_answer(send, *refused, full.headers)
+        await _exchanged(scope, receive, send, agent, call, raw, sent, url, owner, started)
+
+
+async def _exchanged(
+    scope, receive, send, agent, call: calls.Call, raw: bytes, sent: dict, url: str, owner, started
+):
+    """The call sent to the agent and its answer passed back (a JSON answer, or a stream event by event)."""
+    method = call.method
     try:
         async with upstream.session().request(
             scope["method"], url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False

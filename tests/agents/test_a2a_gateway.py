@@ -630,3 +630,76 @@ def test_a_field_spelled_both_ways_is_refused(gateway, agent, caller):
         200,
         {"code": -32602, "message": "'taskId' and 'task_id' are one field: send it once."},
     )
+
+
+class _HoldsStreams:
+    """An agent that keeps every stream open (one event, then nothing until the client leaves) and
+    answers anything else at once."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        request = json.loads((await receive())["body"])
+        if request["method"] != "SendStreamingMessage":
+            answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"tasks": []}}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            return await send({"type": "http.response.body", "body": answer})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")],
+            }
+        )
+        await send(
+            {
+                "type": "http.response.body",
+                "body": b'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n',
+                "more_body": True,
+            }
+        )
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+def test_an_agent_exchange_holds_a_fair_share_slot(gateway, caller, settings):
+    """Every exchange holds a slot of its caller: a stream held open counts, and the caller's next call
+    over its share is 429 in A2A's own shape while another caller is served at once."""
+    from gateway import limits
+    from tests.mcp_servers import UvicornThread, loopback_socket
+
+    settings.GATEWAY_MAX_STREAMS_PER_CALLER = 1
+    running = UvicornThread(_HoldsStreams(), loopback_socket()).start()
+    try:
+        AgentFactory(path="/echo", url=running.url("/"), preferred_transport="JSONRPC", is_enabled=True)
+        hog, other = caller(EVERYTHING, name="hog"), caller(EVERYTHING, name="olga")
+        streaming = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {}}
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "ListTasks", "params": {}}
+        with httpx.stream(
+            "POST", gateway.url("/echo/a2a"), json=streaming, headers={**bearer(hog), **V1}, timeout=10
+        ) as held:
+            lines = held.iter_lines()  # kept: an abandoned iterator closes the stream
+            assert next(lines).startswith("data: ")
+            over = post(gateway.port, "/echo/a2a", listing, {**bearer(hog), **V1})
+            served = post(gateway.port, "/echo/a2a", listing, {**bearer(other), **V1})
+        deadline = time.monotonic() + 5
+        while limits.held() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        running.stop()
+
+    assert over[0] == 429
+    assert {k.lower(): v for k, v in over[1].items()}["retry-after"] == "1"
+    assert json.loads(over[2])["error"] == {
+        "code": -32023,
+        "message": "You have 1 exchanges open through this gateway process; close one (a stream, say) "
+        "before opening another.",
+    }
+    assert served[0] == 200
+    assert limits.held() == {}
