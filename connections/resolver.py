@@ -159,6 +159,18 @@ async def gateway_headers_after_refusal(server, principal, epoch, refused: dict[
     return headers
 
 
+async def gateway_headers_again(
+    server, principal, epoch, credential: dict[str, str], status: int, scopes: str
+):
+    """The credential to try once more after a server refused the caller's sign-in with `status` (every
+    target kind the gateway carries asks this, so each refreshes and retries alike): a refreshed token
+    after a 401 (CredentialMissing when the sign-in is gone); after a 403 asking for more scope, none
+    (CredentialMissing: the caller signs in again, asked for `scopes` too)."""
+    if status == 403:
+        raise await step_up(server, principal, scopes)
+    return await gateway_headers_after_refusal(server, principal, epoch, credential)
+
+
 async def step_up(server, principal, scopes: str) -> CredentialMissing:
     """The upstream wants more scope than the caller's sign-in has: the next sign-in asks for `scopes`
     too; what the caller is told."""

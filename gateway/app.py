@@ -19,7 +19,7 @@ from django.conf import settings
 
 from accounts.authentication import bearer_of
 from accounts.cache import PRINCIPALS
-from connections.resolver import gateway_headers, gateway_headers_after_refusal, step_up
+from connections.resolver import gateway_headers, gateway_headers_again
 from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
@@ -188,7 +188,9 @@ class Gateway(front.Front):
                 try:
                     await attempt(credential)
                 except SignInRefused as refused:  # once more, with a refreshed sign-in
-                    again = await _signed_in_again(route.server, principal, epochs[0], credential, refused)
+                    again = await gateway_headers_again(
+                        route.server, principal, epochs[0], credential, refused.status, refused.scope
+                    )
                     await attempt(again)
         except (CredentialMissing, SignInRefused) as lost:
             missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
@@ -199,15 +201,6 @@ class Gateway(front.Front):
             await sessions.unbind(server_path, session_id)
             if deferred.is_deferred(session_id):
                 await deferred.forget(server_path, session_id)
-
-
-async def _signed_in_again(server, principal, epoch, credential: dict, refused) -> dict[str, str]:
-    """The credential to try once more after the server refused the caller's sign-in: a refreshed token
-    after a 401 (CredentialMissing when the sign-in is gone), nothing after a 403 asking for more scope
-    (CredentialMissing: the caller signs in again, asked for it too)."""
-    if refused.status == 403:
-        raise await step_up(server, principal, refused.scope)
-    return await gateway_headers_after_refusal(server, principal, epoch, credential)
 
 
 async def _without_credential(scope, send, server, principal, checked, method: str, missing) -> None:

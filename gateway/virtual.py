@@ -22,6 +22,7 @@ import json
 import logging
 import secrets
 
+from connections.resolver import gateway_headers_again
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
 from gateway import (
@@ -334,38 +335,38 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
         )
     if refused := await quotas.member_refusal(caller, member, message):
         return await forwarding.json_answer(send, 200, refused)
-    try:
-        headers = await virtual_members.credential(member, principal, caller.epoch)
-        opened = await virtual_members.member_session(caller, member, headers)
-    except CredentialMissing as missing:
-        return await forwarding.json_answer(send, *asking.answer(scope, checked, missing))
-    except CredentialUnavailable as unavailable:
-        raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
-    except SignInRefused as refused:
-        return await forwarding.json_answer(
-            send, *asking.answer(scope, checked, refused.missing(member.server))
-        )
-    outbound = forwarding.Outbound(
-        method="POST",
-        url=member.server.proxy_pass_url,
-        headers=virtual_members.request_headers(caller.record, headers, opened),
-        body=json.dumps(routed, separators=(",", ":")).encode(),
-    )
     member_route = Route(server=member.server, principal=principal)
     answer_to = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
-    with limits.slot(sessions.owner(principal), member.server.proxy_pass_url):
-        try:
-            await forwarding.forward(
-                receive,
-                answer_to,
-                member_route,
-                outbound,
-                member_checked,
-                "mcp",
-                rename=virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless),
-            )
-        except SignInRefused as refused:
-            await forwarding.json_answer(send, *asking.answer(scope, checked, refused.missing(member.server)))
+    rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
+    body = json.dumps(routed, separators=(",", ":")).encode()
+
+    async def attempt(credential: dict[str, str]) -> None:
+        opened = await virtual_members.member_session(caller, member, credential)
+        sent = virtual_members.request_headers(caller.record, credential, opened)
+        outbound = forwarding.Outbound(
+            method="POST", url=member.server.proxy_pass_url, headers=sent, body=body
+        )
+        await forwarding.forward(
+            receive, answer_to, member_route, outbound, member_checked, "mcp", rename=rename
+        )
+
+    try:
+        headers = await virtual_members.credential(member, principal, caller.epoch)
+        with limits.slot(sessions.owner(principal), member.server.proxy_pass_url):
+            try:
+                await attempt(headers)
+            except SignInRefused as refused:  # once more, with a refreshed sign-in, as for a plain server
+                await attempt(
+                    await gateway_headers_again(
+                        member.server, principal, caller.epoch, headers, refused.status, refused.scope
+                    )
+                )
+    except CredentialMissing as missing:
+        await forwarding.json_answer(send, *asking.answer(scope, checked, missing))
+    except SignInRefused as refused:
+        await forwarding.json_answer(send, *asking.answer(scope, checked, refused.missing(member.server)))
+    except CredentialUnavailable as unavailable:
+        raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
 
 
 async def close(caller: Caller, virtual) -> None:

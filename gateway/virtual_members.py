@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from connections.resolver import gateway_headers
+from connections.resolver import gateway_headers, gateway_headers_again
 from gateway import deferred, upstream, virtual_sessions
 from gateway.routing import Refusal
-from gateway.sign_in import sign_in_refused
+from gateway.sign_in import SignInRefused, sign_in_refused
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 logger = logging.getLogger(__name__)
@@ -96,19 +96,36 @@ def request_headers(record: dict, credential_headers: dict, member_session_id: s
 
 
 async def ask(caller: Caller, member, message: dict) -> dict:
-    """The member's answer to one request (the JSON-RPC message with its id)."""
+    """The member's answer to one request (the JSON-RPC message with its id). A member that refuses the
+    caller's sign-in is asked once more with a refreshed one, as a plain server is."""
+
+    async def attempt(headers: dict) -> dict:
+        return await _asked(caller, member, headers, await member_session(caller, member, headers), message)
+
     try:
         headers = await credential(member, caller.principal, caller.epoch)
-        opened = await member_session(caller, member, headers)
+        try:
+            return await attempt(headers)
+        except SignInRefused as refused:
+            return await attempt(
+                await gateway_headers_again(
+                    member.server, caller.principal, caller.epoch, headers, refused.status, refused.scope
+                )
+            )
     except (CredentialMissing, CredentialUnavailable) as missing:
         raise MemberFailed(str(missing)) from None
+    except SignInRefused:
+        raise MemberFailed(f"{member.server.path} refused the caller's sign-in.") from None
     except Refusal as refusal:
         raise MemberFailed(refusal.detail) from None
+
+
+async def _asked(caller: Caller, member, headers: dict, opened: str, message: dict) -> dict:
     path = member.server.path
     try:
         async with _posted(caller, member, headers, opened, message) as response:
-            if sign_in_refused(member.server, response):
-                raise MemberFailed(f"{path} refused the caller's sign-in.")
+            if refused := sign_in_refused(member.server, response):
+                raise refused
             if response.status >= 400:
                 raise MemberFailed(f"The MCP server at {path} answered {response.status}.")
             body = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)

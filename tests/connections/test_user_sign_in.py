@@ -26,6 +26,7 @@ from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
 from tests.mcp_servers import UvicornThread, loopback_socket, time_server_fixture  # noqa: F401
 from tests.oauth.flow import loopback_certificate
+from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -175,6 +176,32 @@ def test_a_sign_in_is_refreshed_on_a_401_and_before_expiry_and_a_revoked_one_is_
     assert not UpstreamCredential.objects.filter(user__username="ann").exists()
     [failed] = AuditEvent.objects.filter(action=AuditAction.CONNECTION_REFRESH_FAILED)
     assert (failed.target, failed.detail["user"]) == ("server:/upclock", "ann")
+
+
+def test_behind_a_virtual_server_a_401_refreshes_the_sign_in_and_retries_as_for_a_plain_server(
+    gateway, upstream, upclock, token_for
+):
+    virtual_server_create(
+        actor=None, path="/upteam", definition={"name": "Up team", "members": [{"server": "/upclock"}]}
+    )
+    base, url = named(gateway), named(gateway, "/upteam/mcp")
+    anyio.run(lambda: sign_in(f"{base}/connections/upclock", user="ann", upstream_user="alice-up"))
+    token = token_of("ann", token_for)
+    first = access_token_of("ann", upclock)
+
+    async def listed_and_added(client) -> tuple[list[str], str]:
+        upstream.expire_access_tokens("alice-up")  # the member answers the next request 401
+        names = sorted(tool.name for tool in (await client.list_tools()).tools)
+        upstream.expire_access_tokens("alice-up")
+        return names, await add(client)
+
+    names, added = in_session(url, token, listed_and_added)
+
+    assert "add" in names
+    assert added == "5"
+    second = access_token_of("ann", upclock)
+    assert second != first and upstream.user_of(second) == "alice-up"
+    assert UpstreamCredential.objects.filter(user__username="ann").exists()
 
 
 def test_a_sign_in_completed_in_another_users_browser_connects_nobody_and_cannot_be_replayed(
