@@ -18,9 +18,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.authentication import bearer_of
-from accounts.cache import PRINCIPALS
 from connections.resolver import gateway_headers, gateway_headers_again
-from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
@@ -42,11 +40,9 @@ from gateway import (
     virtual,
     virtual_sse,
 )
+from gateway.epochs import request_epochs
 from gateway.sign_in import SignInRefused
-from limits.cache import LIMITS
-from servers.cache import ROUTES, TRUST
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
-from virtual_servers.cache import VIRTUALS
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}
 SESSION_GONE = "Session not found"
@@ -99,7 +95,7 @@ class Gateway(front.Front):
         if problem := headers.origin_problem(scope):
             raise routing.Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         authorization = headers.first(scope, b"authorization")
-        epochs = await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST, LIMITS)
+        epochs = await request_epochs()
         route = routing.cached_route(bearer_of(authorization), target.candidates, epochs)
         if route is None:
             route = await database_sync_to_async(routing.resolve_route)(
@@ -107,7 +103,7 @@ class Gateway(front.Front):
             )
         server_path, principal = route.path, route.principal
         routing.check_binding(principal, target.candidates[0], server_path)
-        rules, reached = await quotas.rules(epochs[4]), quotas.target_of(route)
+        rules, reached = await quotas.rules(epochs.limits), quotas.target_of(route)
         await quotas.check_quarantine(rules, principal, reached)
         url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
@@ -182,14 +178,14 @@ class Gateway(front.Front):
             await forwarding.forward(receive, answer_to, route, outbound, checked, target.endpoint, opened)
 
         try:
-            credential = await gateway_headers(route.server, principal, epochs[0])
+            credential = await gateway_headers(route.server, principal, epochs.principals)
             await ordering.after(earlier)
             with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
                 try:
                     await attempt(credential)
                 except SignInRefused as refused:  # once more, with a refreshed sign-in
                     again = await gateway_headers_again(
-                        route.server, principal, epochs[0], credential, refused.status, refused.scope
+                        route.server, principal, epochs.principals, credential, refused.status, refused.scope
                     )
                     await attempt(again)
         except (CredentialMissing, SignInRefused) as lost:

@@ -158,7 +158,7 @@ async def member_refusal(caller, member, message: dict) -> dict | None:
     server's quarantine, then the limits of the virtual server and of the member server together, in one
     count (a limit on a server holds however its calls arrive, and a call one of them refuses uses up
     neither): the JSON-RPC error to answer, or None."""
-    found = await rules(caller.epochs[4])
+    found = await rules(caller.epochs.limits)
     if not found.limits and not found.quarantines:
         return None
     target = Target(TargetKind.SERVER, member.server.path, tuple(member.server.tags or ()))

@@ -23,6 +23,7 @@ from accounts.view_as import READ_ONLY_MESSAGE
 from core.epochs import MISSING
 from core.errors import ErrorCode
 from gateway import jsonrpc
+from gateway.epochs import Epochs
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
 from servers.trust import tool_trusts, tool_trusts_cached
@@ -65,22 +66,22 @@ def _route(server: Server | None, principal: Principal, candidates: tuple[str, .
     return Route(server=server, principal=principal)
 
 
-def cached_route(token: str | None, candidates: tuple[str, ...], epochs) -> Route | None:
-    """The route from the per-process caches alone (no database), or None when any misses. `epochs`:
-    the principals', the routes', the virtual servers' and the withheld tools' (gateway/app.py)."""
+def cached_route(token: str | None, candidates: tuple[str, ...], epochs: Epochs) -> Route | None:
+    """The route from the per-process caches alone (no database), or None when any misses, under the
+    request's epochs (gateway/epochs.py)."""
     if token is None:
         return None
-    server = server_for_gateway_cached(candidates, epochs[1])
+    server = server_for_gateway_cached(candidates, epochs.routes)
     if server is MISSING:
         return None
     virtual = None
     if server is None:
-        virtual = virtual_for_gateway_cached(candidates, epochs[2])
+        virtual = virtual_for_gateway_cached(candidates, epochs.virtuals)
         if virtual is MISSING or virtual is None:
             return None
     principal, trusts = (
-        cached_principal(token, epochs[0]),
-        tool_trusts_cached(_paths(server, virtual), epochs[3]),
+        cached_principal(token, epochs.principals),
+        tool_trusts_cached(_paths(server, virtual), epochs.trust),
     )
     if principal is None or trusts is MISSING:
         return None
@@ -94,12 +95,14 @@ def _paths(server: Server | None, virtual: VirtualTarget | None) -> list[str]:
     return [member.server.path for member in virtual.members] if virtual is not None else []
 
 
-def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs) -> Route:
+def resolve_route(
+    path: str, candidates: tuple[str, ...], authorization: str, cookie: str, epochs: Epochs
+) -> Route:
     """The caller, then the server (longest registered prefix, enabled) or else the virtual server;
     Refusal otherwise. The caller comes first, so an anonymous client cannot tell registered paths from
     unknown ones."""
-    server = server_for_gateway(candidates, epochs[1])
-    virtual = virtual_for_gateway(candidates, epochs[2]) if server is None else None
+    server = server_for_gateway(candidates, epochs.routes)
+    virtual = virtual_for_gateway(candidates, epochs.virtuals) if server is None else None
     if server is None and virtual is None:
         try:
             resolve(path)
@@ -107,8 +110,8 @@ def resolve_route(path: str, candidates: tuple[str, ...], authorization: str, co
             pass
         else:
             raise NotOurs
-    principal = caller(authorization, cookie, epochs[0]).with_trust(
-        tool_trusts(_paths(server, virtual), epochs[3])
+    principal = caller(authorization, cookie, epochs.principals).with_trust(
+        tool_trusts(_paths(server, virtual), epochs.trust)
     )
     return _route(server, principal, candidates, virtual)
 

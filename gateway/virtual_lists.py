@@ -52,8 +52,9 @@ async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
     """(member, item as clients see it, its own name or URI) of every member's whole list, before the
     caller's rights: from this process's cache for this caller when every member answered last time
     (LISTED: moved by any change of the virtual server, its members' servers or the caller's rights)."""
-    cache_key = (virtual.pk, method, sessions.owner(caller.principal), caller.epochs[0], caller.epochs[3])
-    cached = LISTED.get(cache_key, caller.epochs[2])
+    epochs = caller.epochs
+    cache_key = (virtual.pk, method, sessions.owner(caller.principal), epochs.principals, epochs.trust)
+    cached = LISTED.get(cache_key, caller.epochs.virtuals)
     if cached is not MISSING:
         return cached
     gathered = await asyncio.gather(
@@ -73,7 +74,7 @@ async def _gathered(virtual, caller: Caller, method: str) -> list[tuple]:
             if seen is not None:
                 found.append((member, seen, own))
     if complete:
-        LISTED.put(cache_key, found, caller.epochs[2])
+        LISTED.put(cache_key, found, caller.epochs.virtuals)
     return found
 
 

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from connections.resolver import gateway_headers, gateway_headers_again
 from gateway import deferred, upstream, virtual_sessions
+from gateway.epochs import Epochs
 from gateway.routing import Refusal
 from gateway.sign_in import SignInRefused, sign_in_refused
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
@@ -27,11 +28,11 @@ _OPENING: dict[tuple, asyncio.Lock] = {}  # (virtual path, session, member key) 
 
 @dataclass
 class Caller:
-    """A caller in one virtual session: who, the cache epochs of the request (principals', routes',
-    virtual servers', tool blocks': gateway/app.py), and the session's record."""
+    """A caller in one virtual session: who, the cache epochs of the request (gateway/epochs.py), and the
+    session's record."""
 
     principal: object
-    epochs: tuple
+    epochs: Epochs
     virtual_path: str
     session_id: str
     record: dict
@@ -40,7 +41,7 @@ class Caller:
     @property
     def epoch(self):
         """The auth epoch (credentials are cached by it: connections/resolver.py)."""
-        return self.epochs[0]
+        return self.epochs.principals
 
 
 class MemberFailed(Exception):

@@ -24,19 +24,17 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
-from accounts.cache import PRINCIPALS
 from agents.gateway import calls, cards, metrics, params, pushes, tasks
 from agents.models import Agent
 from agents.selectors import agent_for_gateway
-from core.epochs import epochs_async
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
 from gateway import forwarding, front, headers, jsonrpc, limits, quotas, sessions, upstream
+from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
-from limits.cache import LIMITS
 from limits.choices import Counted, TargetKind
 from limits.decision import Target
 
@@ -60,13 +58,13 @@ class AgentGateway(Front):
     async def serve(self, scope, receive, send, target: AgentPath) -> None:
         if problem := headers.origin_problem(scope):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
-        epoch, limits_epoch = await epochs_async(PRINCIPALS, LIMITS)
-        principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epoch)
+        epochs = await request_epochs()
+        principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epochs.principals)
         if principal.audience is not None:  # an authorized application's token: none is issued for an agent
             raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
         if agent is None:
             raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
-        rules = await quotas.rules(limits_epoch)
+        rules = await quotas.rules(epochs.limits)
         await quotas.check_quarantine(rules, principal, Target(TargetKind.AGENT, agent.path))
         method = scope["method"]
         if target.rest == CARD_PATH:

@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from gateway import virtual_members, virtual_sessions
+from gateway.epochs import Epochs
 from gateway.virtual_members import Caller
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import INITIALIZE
@@ -50,7 +51,7 @@ def test_requests_holding_their_own_copies_of_a_record_open_a_member_once_and_ke
     record = virtual_sessions.new_record(INITIALIZE["params"])
 
     def caller(own_record):
-        return Caller(None, (None, None, None, None), "/shelf", session_id, own_record)
+        return Caller(None, Epochs(), "/shelf", session_id, own_record)
 
     async def race():
         await virtual_sessions.keep("/shelf", session_id, record)
