@@ -1,19 +1,44 @@
-"""Everything that judges and carries MCP traffic: the built-in gateway (an ASGI route ahead of Django's
-middleware for `/<server path>/mcp`), `/validate` (its twin for proxies) and nginx in front.
+"""Everything that judges and carries gateway traffic: the built-in gateway (an ASGI route ahead of Django's
+middleware for `/<server path>/mcp`, virtual servers at the same kind of URL, and, through the same front,
+A2A agents at `/<agent path>/a2a`: agents/gateway/), `/validate` (its twin for proxies) and nginx in front.
+Every module, by what it does:
 
-- `app.py`: the ASGI application: which requests are the gateway's, and the checks of each, in order.
+The shell and the caller
+- `front.py`: the ASGI shell every target kind shares: raw path, CORS, one error answer, client gone.
+- `app.py`: the MCP carrier: which requests are the gateway's, and the checks of each, in order.
 - `paths.py`: which server paths a request path could name (raw path checked, longest prefix first).
-- `routing.py`: the caller and the server, from the per-process caches or the database.
+- `routing.py`: the caller and the server (or virtual server), from the per-process caches or the database.
+- `epochs.py`: the cache epochs a request is served under, read once and named.
 - `headers.py`: which headers cross (one rule both ways), Host and Origin, headers against the body.
+
+Judging
 - `jsonrpc.py`: the one reader of JSON-RPC bodies and the one method rule (the gateway and `/validate`).
 - `messages.py`: a POST's messages sorted into forwarded and denied; tool lists cut in answers.
+- `pins_seen.py`: definitions a live list showed that are not pinned, recorded before the list is answered.
+- `quotas.py`: limits and quarantines applied, and worded as each protocol has a refusal.
+- `fair_share.py`: the slots of open exchanges per caller and per upstream origin that every exchange holds.
+
+Carrying
+- `forwarding.py`: the exchange with the server, streamed both ways, stopped when the client leaves.
 - `streams.py`: event streams read as the standard says (CRLF, LF, CR), filtered or passed unbuffered.
+- `upstream.py`: the shared HTTP client pool (aiohttp) and its timeouts.
 - `sessions.py`: sessions bound to the caller that opened them, and the SSE transport's endpoints.
 - `ordering.py`: a session's POST waits for the GET stream opened before it.
-- `limits.py`: fair shares of open exchanges per caller and per server origin.
-- `forwarding.py`: the exchange with the server, streamed both ways, stopped when the client leaves.
-- `upstream.py`: the shared HTTP client pool (aiohttp) and its timeouts.
+- `deferred.py`: sessions the gateway holds for a caller who has not connected their credential yet.
+- `asking.py`: asking the caller's user for a credential inside the conversation.
+- `sign_in.py`: a server refusing the caller's sign-in, seen before the answer goes on.
 - `telemetry.py`: tool_execution and protocol_latency metrics, session facts in Redis.
+
+Virtual servers
+- `virtual.py`: the virtual server's answers: initialize, lists, routed calls, GET and DELETE.
+- `virtual_sessions.py`: a caller's virtual session and its members' sessions, in Redis.
+- `virtual_members.py`: speaking to a member for a caller: its session, one request, whole lists.
+- `virtual_lists.py`: the members' lists gathered, mapped by the definition and cut to the caller.
+- `virtual_asks.py`: members' requests to the client and the answers back, renamed.
+- `virtual_streams.py`: the members' own streams merged into the client's GET stream.
+- `virtual_sse.py`: the SSE transport (2024-11-05) for a virtual server.
+
+Proxies in front
 - `handoff.py`, `nginx.py`, `management/commands/nginx_config.py`: nginx in front (X-Accel-Redirect).
-- `api/validate.py`: `GET /validate`, the proxy's check of one call, by the same rule.
+- `api/validate.py`: `GET /validate`, the proxy's check of one call, judged as the gateway judges it.
 """

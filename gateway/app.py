@@ -5,7 +5,7 @@ same Principal as every surface: registry or identity-provider bearer token, or 
 (it must be the caller's: gateway/sessions.py), then every message of the body by the one rule
 (gateway/jsonrpc.py) with the protocol headers agreeing with it. What is allowed is streamed to the
 server's `proxy_pass_url` with the server's own outbound headers in place of the client's credentials,
-within the caller's and the server's fair shares (gateway/limits.py), and within the limits and
+within the caller's and the server's fair shares (gateway/fair_share.py), and within the limits and
 quarantines operators set (gateway/quotas.py). Sessions live between client and
 server, so any gateway process serves any request. Anything that is not a gateway path goes to Django.
 """
@@ -25,12 +25,12 @@ from core.untrusted import InputRejected, json_loads
 from gateway import (
     asking,
     deferred,
+    fair_share,
     forwarding,
     front,
     handoff,
     headers,
     jsonrpc,
-    limits,
     messages,
     ordering,
     paths,
@@ -180,7 +180,7 @@ class Gateway(front.Front):
         try:
             credential = await gateway_headers(route.server, principal, epochs.principals)
             await ordering.after(earlier)
-            with limits.slot(sessions.owner(principal), route.server.proxy_pass_url):
+            with fair_share.slot(sessions.owner(principal), route.server.proxy_pass_url):
                 try:
                     await attempt(credential)
                 except SignInRefused as refused:  # once more, with a refreshed sign-in

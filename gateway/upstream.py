@@ -1,6 +1,6 @@
 """One pooled HTTP client per event loop for the gateway's upstream requests (a client cannot move between
 loops): aiohttp, whose C parser keeps the gateway's own cost per call small. No pool limit (the shares of
-gateway/limits.py bound it), the process's one TLS context, no cookie jar (a server's cookies must never
+gateway/fair_share.py bound it), the process's one TLS context, no cookie jar (a server's cookies must never
 reach another caller), and timeouts read per request so a change of settings applies to the next one."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     found = _sessions.get(loop)
     if found is None or found[0].closed:
-        # No pool limit: shares per caller and per origin bound the exchanges (gateway/limits.py), so
+        # No pool limit: shares per caller and per origin bound the exchanges (gateway/fair_share.py), so
         # nobody's request waits for a connection behind another caller's streams.
         connector = aiohttp.TCPConnector(limit=0, ssl=tls_context())
         client = aiohttp.ClientSession(

@@ -27,9 +27,9 @@ from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
 from gateway import (
     asking,
+    fair_share,
     forwarding,
     jsonrpc,
-    limits,
     messages,
     quotas,
     sessions,
@@ -352,7 +352,7 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
 
     try:
         headers = await virtual_members.credential(member, principal, caller.epoch)
-        with limits.slot(sessions.owner(principal), member.server.proxy_pass_url):
+        with fair_share.slot(sessions.owner(principal), member.server.proxy_pass_url):
             try:
                 await attempt(headers)
             except SignInRefused as refused:  # once more, with a refreshed sign-in, as for a plain server

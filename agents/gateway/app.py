@@ -30,7 +30,7 @@ from agents.selectors import agent_for_gateway
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import forwarding, front, headers, jsonrpc, limits, quotas, sessions, upstream
+from gateway import fair_share, forwarding, front, headers, jsonrpc, quotas, sessions, upstream
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
@@ -160,7 +160,7 @@ async def _judged_and_forwarded(
     url, started = call.upstream_url(agent), time.perf_counter()
     with contextlib.ExitStack() as share:
         try:
-            share.enter_context(limits.slot(owner, url))  # the fair shares every exchange holds
+            share.enter_context(fair_share.slot(owner, url))  # the fair shares every exchange holds
         except Refusal as full:
             refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
             return await forwarding.json_answer(send, *refused, full.headers)

@@ -216,7 +216,7 @@ REGISTRY_NAMESPACE = env.str("REGISTRY_NAMESPACE", default="mcpgateway")
 GATEWAY_PUBLIC_URL = env.str("GATEWAY_PUBLIC_URL", default="").rstrip("/")
 # The built-in gateway (gateway/): upstream timeouts (a read may wait this long for the next
 # bytes of an answer or stream); open exchanges per server origin and per caller, each per web process
-# (gateway/limits.py: the one over its share gets 429 at once); the largest answer it reads whole to
+# (gateway/fair_share.py: the one over its share gets 429 at once); the largest answer it reads whole to
 # filter tool lists (gateway/streams.py). Browser origins: CORS_ALLOWED_ORIGINS (settings/oauth.py).
 GATEWAY_CONNECT_TIMEOUT_SECONDS = env.float("GATEWAY_CONNECT_TIMEOUT_SECONDS", default=5.0)
 GATEWAY_TIMEOUT_SECONDS = env.float("GATEWAY_TIMEOUT_SECONDS", default=300.0)

@@ -671,7 +671,7 @@ class _HoldsStreams:
 def test_an_agent_exchange_holds_a_fair_share_slot(gateway, caller, settings):
     """Every exchange holds a slot of its caller: a stream held open counts, and the caller's next call
     over its share is 429 in A2A's own shape while another caller is served at once."""
-    from gateway import limits
+    from gateway import fair_share
     from tests.mcp_servers import UvicornThread, loopback_socket
 
     settings.GATEWAY_MAX_STREAMS_PER_CALLER = 1
@@ -689,7 +689,7 @@ def test_an_agent_exchange_holds_a_fair_share_slot(gateway, caller, settings):
             over = post(gateway.port, "/echo/a2a", listing, {**bearer(hog), **V1})
             served = post(gateway.port, "/echo/a2a", listing, {**bearer(other), **V1})
         deadline = time.monotonic() + 5
-        while limits.held() and time.monotonic() < deadline:
+        while fair_share.held() and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         running.stop()
@@ -702,4 +702,4 @@ def test_an_agent_exchange_holds_a_fair_share_slot(gateway, caller, settings):
         "before opening another.",
     }
     assert served[0] == 200
-    assert limits.held() == {}
+    assert fair_share.held() == {}

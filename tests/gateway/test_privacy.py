@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gateway import limits
+from gateway import fair_share
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
     INITIALIZE,
@@ -321,9 +321,9 @@ def test_a_caller_over_its_share_of_streams_gets_429_and_others_are_not_delayed(
     assert status == 200 and "mcp-session-id" in headers
     assert waited < 2
     deadline = time.monotonic() + 5
-    while limits.held() and time.monotonic() < deadline:
+    while fair_share.held() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert limits.held() == {}
+    assert fair_share.held() == {}
 
 
 # -- Host and Origin -----------------------------------------------------------------------------------
