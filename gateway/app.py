@@ -24,6 +24,7 @@ from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
 from gateway import (
     asking,
+    decision,
     deferred,
     fair_share,
     forwarding,
@@ -102,9 +103,8 @@ class Gateway(front.Front):
                 scope["path"], target.candidates, authorization, headers.first(scope, b"cookie"), epochs
             )
         server_path, principal = route.path, route.principal
-        routing.check_binding(principal, target.candidates[0], server_path)
         rules, reached = await quotas.rules(epochs.limits), quotas.target_of(route)
-        await quotas.check_quarantine(rules, principal, reached)
+        await decision.admit(principal, reached, rules, audience=target.candidates[0])
         url = route.server.proxy_pass_url if route.server is not None else ""
         query = scope.get("query_string", b"")
         if query:

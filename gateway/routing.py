@@ -22,7 +22,6 @@ from accounts.principal import Principal
 from accounts.view_as import READ_ONLY_MESSAGE
 from core.epochs import MISSING
 from core.errors import ErrorCode
-from gateway import jsonrpc
 from gateway.epochs import Epochs
 from servers.models import Server
 from servers.selectors import server_for_gateway, server_for_gateway_cached
@@ -131,22 +130,6 @@ def caller(authorization: str, cookie: str, epoch) -> Principal:
     if principal.viewed_by:  # calling a tool acts as the user: viewing as them is read only
         raise Refusal(403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
     return principal
-
-
-def check_binding(principal: Principal, audience: str, server_path: str) -> None:
-    """An authorized application's token works only at the server it was issued for (RFC 8707), with
-    the `mcp` scope, while its user may use that server; Refusal otherwise (403 `insufficient_scope`
-    tells the host to ask its user again). Other credentials are not bound."""
-    if principal.audience is None:
-        return
-    if principal.bound_elsewhere(audience):
-        raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
-    if principal.lacks_oauth_scope("mcp"):
-        raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
-    if not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
-        raise Refusal(
-            403, ErrorCode.INSUFFICIENT_SCOPE, f"'{principal.username}' may not use server '{server_path}'."
-        )
 
 
 def challenge(base_url: str, audience: str, endpoint: str, code: str) -> str:

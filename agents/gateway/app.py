@@ -30,12 +30,12 @@ from agents.selectors import agent_for_gateway
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import fair_share, forwarding, front, headers, jsonrpc, quotas, sessions, upstream
+from gateway import decision, fair_share, forwarding, front, headers, jsonrpc, quotas, sessions, upstream
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
-from limits.choices import Counted, TargetKind
+from limits.choices import TargetKind
 from limits.decision import Target
 
 logger = logging.getLogger(__name__)
@@ -60,12 +60,11 @@ class AgentGateway(Front):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         epochs = await request_epochs()
         principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epochs.principals)
-        if principal.audience is not None:  # an authorized application's token: none is issued for an agent
-            raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, "The token was issued for another resource.")
+        rules = await quotas.rules(epochs.limits)
+        reached = Target(TargetKind.AGENT, agent.path if agent is not None else target.candidates[0])
+        await decision.admit(principal, reached, rules, audience=target.candidates[0])  # before any 404
         if agent is None:
             raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A agent at {target.candidates[0]}.")
-        rules = await quotas.rules(epochs.limits)
-        await quotas.check_quarantine(rules, principal, Target(TargetKind.AGENT, agent.path))
         method = scope["method"]
         if target.rest == CARD_PATH:
             if method != "GET":
@@ -134,17 +133,15 @@ async def _judged_and_forwarded(
 ) -> None:
     """One call: judged by the rule and the limits, its tasks and push URLs checked, forwarded, the
     answer passed back."""
-    method = call.method
-    if not principal.allows_mcp(agent.path, method):
-        denied = f"Access denied: '{principal.username}' may not call {method[:100]} on agent '{agent.path}'."
-        return await forwarding.json_answer(send, *call.refused(calls.ACCESS_DENIED, denied))
-    if method in tasks.SENDS:  # A2A messages count; task reads and cancels do not
-        target = Target(TargetKind.AGENT, agent.path)
-        judged = await quotas.verdict(rules, principal, target, {Counted.A2A: 1})
-        if not judged.allowed:
-            status, code, text, data, extra = quotas.refusal(judged)
-            return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
-        send = forwarding.headers_added(send, judged.headers)
+    target = Target(TargetKind.AGENT, agent.path)
+    asked = jsonrpc.Message(raw={}, kind="request", method=call.method)
+    judged = await decision.judged_calls(rules, principal, target, [asked])
+    if judged.denied:
+        return await forwarding.json_answer(send, *call.refused(calls.ACCESS_DENIED, judged.denied[0]))
+    if not judged.limits.allowed:
+        status, code, text, data, extra = quotas.refusal(judged.limits)
+        return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
+    send = forwarding.headers_added(send, judged.limits.headers)
     owner = sessions.owner(principal)
     try:
         named = params.named(call)

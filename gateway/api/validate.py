@@ -9,7 +9,6 @@ Call: the JSON-RPC body from `X-Body` or the request body; without one, only a G
 """
 
 import time
-from collections import Counter as Tally
 from urllib.parse import unquote, urlsplit
 
 from asgiref.sync import async_to_sync
@@ -28,7 +27,7 @@ from accounts.principal import Principal
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, header_parameter
 from core.untrusted import InputRejected, json_loads
-from gateway import jsonrpc, quotas, routing
+from gateway import decision, jsonrpc, quotas, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
 from limits.cache import LIMITS
@@ -164,43 +163,33 @@ class ValidateView(APIView):
             )
 
     def check(self, request, principal: Principal) -> Response:
+        """The one decision (gateway/decision.py), as the built-in gateway takes it."""
         server_path, server = _target(request)
-        try:
-            routing.check_binding(principal, _requested_path(request), server_path)
-        except routing.Refusal as refusal:
-            raise ApiError(refusal.status, refusal.code, refusal.detail, BEARER_CHALLENGE) from None
-        target = Target(TargetKind.SERVER, server_path, tuple(server.tags or ()) if server else ())
-        found = rules_for(LIMITS.epoch())
-        if (text := async_to_sync(quotas.quarantine_refusal)(found, principal, target)) is not None:
-            raise ApiError(403, ErrorCode.PERMISSION_DENIED, text)
         server_name = server_path.lstrip("/")
-        principal = principal.with_trust(
-            tool_trusts([server_path])
-        )  # what operators withhold, as at the gateway
+        target = Target(TargetKind.SERVER, server_path, tuple(server.tags or ()) if server else ())
+        principal = principal.with_trust(tool_trusts([server_path]))  # what operators withhold
+        rules, audience = rules_for(LIMITS.epoch()), _requested_path(request)
+        try:
+            async_to_sync(decision.admit)(principal, target, rules, audience=audience)
+        except routing.Refusal as refusal:
+            bearer = refusal.code in (ErrorCode.TOKEN_AUDIENCE, ErrorCode.INSUFFICIENT_SCOPE)
+            answer = {**refusal.headers, **(BEARER_CHALLENGE if bearer else {})}
+            raise ApiError(refusal.status, refusal.code, refusal.detail, answer) from None
         messages = _messages(request)
-        for message in messages:
-            if message.kind == "invalid":
-                raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_name, message))
-            if not jsonrpc.allowed(principal, server_path, message):
-                raise ApiError(
-                    403, ErrorCode.PERMISSION_DENIED, jsonrpc.denial(principal, server_name, message)
-                )
+        if invalid := next((m for m in messages if m.kind == "invalid"), None):
+            raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_path, invalid))
         if server is None or not server.is_enabled:
-            raise ApiError(
-                403, ErrorCode.PERMISSION_DENIED, f"Server '{server_name}' is unknown or disabled."
-            )
-        counted = Tally(
-            quotas.COUNTED_MCP[m.method]
-            for m in messages
-            if m.kind == "request" and m.method in quotas.COUNTED_MCP
-        )
-        judged = async_to_sync(quotas.verdict)(found, principal, target, dict(counted))
-        if not judged.allowed:
-            status, _, text, _, limited = quotas.refusal(judged)
+            unknown = f"Server '{server_name}' is unknown or disabled."
+            raise ApiError(403, ErrorCode.PERMISSION_DENIED, unknown)
+        judged = async_to_sync(decision.judged_calls)(rules, principal, target, messages)
+        if judged.denied:
+            raise ApiError(403, ErrorCode.PERMISSION_DENIED, next(iter(judged.denied.values())))
+        if not judged.limits.allowed:
+            status, _, text, _, limited = quotas.refusal(judged.limits)
             code = ErrorCode.THROTTLED if status == 429 else ErrorCode.REDIS_UNAVAILABLE
             raise ApiError(status, code, text, limited)
         method, tool = messages[0].method, messages[0].tool
-        headers = {**identity_headers(principal, server_name, tool), **judged.headers}
+        headers = {**identity_headers(principal, server_name, tool), **judged.limits.headers}
         body = {
             "valid": True,
             "username": principal.username,

@@ -122,13 +122,13 @@ def test_spoofed_identity_headers_gain_nothing(client, timer):
         (
             "/currenttime/mcp",
             json.dumps({"method": "tools/call", "params": {"name": "shutdown"}}),
-            "Access denied: 'tim' may not call tool 'shutdown' on server 'currenttime'.",
+            "Access denied: 'tim' may not call tool 'shutdown' on server '/currenttime'.",
         ),
-        ("/weather/mcp", None, "Access denied: 'tim' may not call 'initialize' on server 'weather'."),
+        ("/weather/mcp", None, "Access denied: 'tim' may not call 'initialize' on server '/weather'."),
         (
             "/currenttime/mcp",
             json.dumps({"method": "resources/list"}),
-            "Access denied: 'tim' may not call 'resources/list' on server 'currenttime'.",
+            "Access denied: 'tim' may not call 'resources/list' on server '/currenttime'.",
         ),
     ],
 )

@@ -1,0 +1,111 @@
+"""The one decision over a gateway request, for every target kind (a server, a virtual server, an agent) and
+every surface that lets calls through (the MCP carrier, the A2A carrier, `/validate`), in a fixed order:
+
+1. **audience** (RFC 8707): an authorized application's token works only at the resource it was issued
+   for, with the `mcp` scope, while its user may use that server; no token is issued for an agent;
+2. **quarantine**: the caller's or the target's, refused with the operator's reason;
+3. **the rule** with the operators' trust: each call by a scope's server rule at the target's path, a
+   tool or prompt operators withhold refused to everyone;
+4. **limits**: the calls the rule lets through, counted against every limit that applies in one Redis
+   round trip (a denied call uses up no window).
+
+Steps 1 and 2 refuse the whole request (`Refusal`, protocol-neutral: each carrier words it); steps 3 and 4
+give a `Judgement`, which each carrier words in its protocol (MCP: JSON-RPC errors, -32023 with
+`retryAfterMs`; A2A: its bindings' error shapes; `/validate`: HTTP 403 and 429). `admit` is steps 1 and 2
+alone, for a carrier that judges the calls once its body is read; `judge` is all four."""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from accounts.principal import Principal
+from core.errors import ErrorCode
+from gateway import jsonrpc, quotas
+from gateway.routing import Refusal
+from limits.choices import Counted, TargetKind
+from limits.decision import ALLOWED, Rules, Target, Verdict
+
+AUDIENCE_REFUSED = "The token was issued for another resource."
+
+
+@dataclass
+class Judgement:
+    """Steps 3 and 4: which calls the rule refused (by index, with why), and the limits' verdict on the
+    others (its `headers` go with an allowed answer; a refused one is worded by quotas.refusal)."""
+
+    denied: dict[int, str] = field(default_factory=dict)
+    limits: Verdict = ALLOWED
+
+    @property
+    def allowed(self) -> bool:
+        return not self.denied and self.limits.allowed
+
+
+async def admit(principal: Principal, target: Target, rules: Rules, *, audience: str) -> None:
+    """Steps 1 and 2 (Refusal when either refuses), under the limits' snapshot `rules` of the request's
+    epoch (gateway/quotas.rules). `audience` is the resource the request names, as the client wrote it."""
+    _audience(principal, target, audience)
+    await quotas.check_quarantine(rules, principal, target)
+
+
+async def judge(
+    principal: Principal, target: Target, rules: Rules, calls: Sequence[jsonrpc.Message], *, audience: str
+) -> Judgement:
+    """All four steps: Refusal from steps 1 and 2; the Judgement of steps 3 and 4."""
+    await admit(principal, target, rules, audience=audience)
+    return await judged_calls(rules, principal, target, calls)
+
+
+async def judged_calls(
+    rules: Rules, principal: Principal, target: Target, calls: Sequence[jsonrpc.Message]
+) -> Judgement:
+    """Steps 3 and 4 for a request already admitted."""
+    denied = {
+        index: _denial(principal, target, call)
+        for index, call in enumerate(calls)
+        if not _allowed(principal, target, call)
+    }
+    if denied:
+        return Judgement(denied=denied)
+    counted = Tally(
+        kind for call in calls if call.kind == "request" and (kind := _counted(target, call)) is not None
+    )
+    return Judgement(limits=await quotas.verdict(rules, principal, target, dict(counted)))
+
+
+def _audience(principal: Principal, target: Target, audience: str) -> None:
+    if principal.audience is None:
+        return
+    if target.kind == TargetKind.AGENT or principal.bound_elsewhere(audience):
+        raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, AUDIENCE_REFUSED)
+    if principal.lacks_oauth_scope("mcp"):
+        raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
+    if not principal.allows_mcp(target.path, jsonrpc.INITIALIZE):
+        raise Refusal(
+            403, ErrorCode.INSUFFICIENT_SCOPE, f"'{principal.username}' may not use server '{target.path}'."
+        )
+
+
+def _allowed(principal: Principal, target: Target, call: jsonrpc.Message) -> bool:
+    if target.kind == TargetKind.AGENT:  # A2A methods, by a scope's rule naming the agent's path
+        return call.method is not None and principal.allows_mcp(target.path, call.method)
+    return jsonrpc.allowed(principal, target.path, call)
+
+
+def _denial(principal: Principal, target: Target, call: jsonrpc.Message) -> str:
+    if target.kind == TargetKind.AGENT:
+        method = str(call.method)[:100]
+        return f"Access denied: '{principal.username}' may not call {method} on agent '{target.path}'."
+    return jsonrpc.denial(principal, target.path, call)
+
+
+def _counted(target: Target, call: jsonrpc.Message) -> str | None:
+    if target.kind == TargetKind.AGENT:
+        return Counted.A2A if call.method in A2A_COUNTED else None
+    return quotas.COUNTED_MCP.get(call.method)
+
+
+# A2A messages count; task reads, cancels and push configurations do not (agents/gateway/tasks.SENDS).
+A2A_COUNTED = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
