@@ -22,6 +22,27 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
 
+def events_data(body: bytes) -> list[bytes]:
+    """The data of each event of a stream read whole (the one reader of every carrier that reads a whole
+    stream: virtual servers' members, the SSE transport, A2A agents), as the standard says: CRLF, LF or CR
+    end a line, an empty line ends an event, a `data` field loses one leading space and its lines join
+    with LF; an event with empty data (a priming event) is none. An event the stream never ended still
+    counts, as EventStream.close has it."""
+    found: list[bytes] = []
+    data: list[bytes] = []
+    lines = _LINE_END.split(body)
+    if lines and not lines[-1]:
+        lines.pop()  # the last line ended: no line follows it
+    for line in [*lines, b""]:
+        if not line:
+            if joined := b"\n".join(data):  # an event whose data is empty is not dispatched
+                found.append(joined)
+            data = []
+        elif _field(line) == b"data":
+            data.append(_value(line))
+    return found
+
+
 def sse_event(message) -> bytes:
     return b"event: message\ndata: " + json.dumps(message, separators=(",", ":")).encode() + b"\n\n"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from connections.resolver import gateway_headers, gateway_headers_again
-from gateway import deferred, upstream, virtual_sessions
+from gateway import deferred, streams, upstream, virtual_sessions
 from gateway.epochs import Epochs
 from gateway.routing import Refusal
 from gateway.sign_in import SignInRefused, sign_in_refused
@@ -175,13 +175,9 @@ def _messages(body: bytes, content_type: str) -> list:
             decoded = json.loads(body)
             return decoded if isinstance(decoded, list) else [decoded]
         found = []
-        for event in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-            data = b"\n".join(
-                line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
-            )
-            if data:
-                decoded = json.loads(data)
-                found += decoded if isinstance(decoded, list) else [decoded]
+        for data in streams.events_data(body):
+            decoded = json.loads(data)
+            found += decoded if isinstance(decoded, list) else [decoded]
         return found
     except (ValueError, RecursionError):
         return []

@@ -184,10 +184,7 @@ class _Relay:
 def _data_events(events: bytes) -> bytes:
     """Streamable HTTP events as the SSE transport's: each event's data, the ones without any left out."""
     out = []
-    for event in events.replace(b"\r\n", b"\n").split(b"\n\n"):
-        data = b"\n".join(
-            line[5:].removeprefix(b" ") for line in event.split(b"\n") if line.startswith(b"data:")
-        )
+    for data in streams.events_data(events):
         if data.strip():
             out.append(b"event: message\ndata: " + data.replace(b"\n", b"\ndata: ") + b"\n\n")
     return b"".join(out)

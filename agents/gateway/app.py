@@ -30,7 +30,18 @@ from agents.selectors import agent_for_gateway
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
-from gateway import decision, fair_share, forwarding, front, headers, jsonrpc, quotas, sessions, upstream
+from gateway import (
+    decision,
+    fair_share,
+    forwarding,
+    front,
+    headers,
+    jsonrpc,
+    quotas,
+    sessions,
+    streams,
+    upstream,
+)
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
@@ -242,9 +253,8 @@ async def _stream(response, send, agent_path: str, owner: str, call: calls.Call,
         if end:
             whole = bytes(pending[:end])
             del pending[:end]
-            for event in whole.replace(b"\r\n", b"\n").split(b"\n\n"):
-                if event:
-                    seen.failed = await _read_event(event, agent_path, owner, call) or seen.failed
+            for data in streams.events_data(whole):
+                seen.failed = await _read_event(data, agent_path, owner, call) or seen.failed
             await send({"type": "http.response.body", "body": whole, "more_body": True})
         if len(pending) > limit:
             seen.failed = True
@@ -259,19 +269,18 @@ async def _stream(response, send, agent_path: str, owner: str, call: calls.Call,
 
 
 def _events_end(buffer: bytearray, start: int) -> int:
-    """Where the last whole event in `buffer` ends (after its blank line, LF or CRLF), looking from
-    `start` on; 0 when none does."""
-    lf, crlf = buffer.rfind(b"\n\n", start), buffer.rfind(b"\n\r\n", start)
-    return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
+    """Where the last whole event in `buffer` ends (after its blank line: LF, CRLF or CR alone), looking
+    from `start` on; 0 when none does."""
+    lf, crlf, cr = buffer.rfind(b"\n\n", start), buffer.rfind(b"\n\r\n", start), buffer.rfind(b"\r\r", start)
+    return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0, cr + 2 if cr >= 0 else 0)
 
 
 def _compact(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-async def _read_event(event: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:
-    """Claims the tasks a message's event shows; whether the event is an error."""
-    data = b"\n".join(line[5:].strip() for line in event.split(b"\n") if line.startswith(b"data:"))
+async def _read_event(data: bytes, agent_path: str, owner: str, call: calls.Call) -> bool:
+    """Claims the tasks a message's event (its data) shows; whether the event is an error."""
     try:
         payload = json.loads(data) if data else None
     except ValueError:

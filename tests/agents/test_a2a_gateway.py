@@ -703,3 +703,47 @@ def test_an_agent_exchange_holds_a_fair_share_slot(gateway, caller, settings):
     }
     assert served[0] == 200
     assert fair_share.held() == {}
+
+
+class _CarriageReturns:
+    """An agent whose event stream ends its lines with CR alone (the standard allows it), then stays open."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        request = json.loads((await receive())["body"])
+        start = {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream")],
+        }
+        await send(start)
+        event = (
+            b"event: message\rdata: "
+            + json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode()
+        )
+        await send({"type": "http.response.body", "body": event + b"\r\r", "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+
+def test_an_agents_events_ended_by_cr_alone_pass_as_they_come(gateway, caller):
+    from tests.mcp_servers import UvicornThread, loopback_socket
+
+    running = UvicornThread(_CarriageReturns(), loopback_socket()).start()
+    try:
+        AgentFactory(path="/echo", url=running.url("/"), preferred_transport="JSONRPC", is_enabled=True)
+        streaming = {"jsonrpc": "2.0", "id": 5, "method": "SendStreamingMessage", "params": {}}
+        with httpx.stream(
+            "POST",
+            gateway.url("/echo/a2a"),
+            json=streaming,
+            headers={**bearer(caller(EVERYTHING)), **V1},
+            timeout=5,
+        ) as stream:
+            chunks = stream.iter_raw()
+            first = next(chunks)
+    finally:
+        running.stop()
+
+    assert first == b'event: message\rdata: {"jsonrpc": "2.0", "id": 5, "result": {}}\r\r'

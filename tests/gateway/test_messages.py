@@ -41,3 +41,17 @@ def test_a_tool_list_is_cut_and_failed_ids_are_noted():
 def test_an_answer_that_cannot_be_read_is_never_passed_on_unread(body):
     with pytest.raises(messages.Unfilterable):
         messages.merged_json(body, [], CALLER, "/clock")
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n", b"\r"])
+def test_every_whole_stream_is_read_by_one_reader_whatever_ends_its_lines(end):
+    from gateway.streams import events_data
+
+    body = end.join(
+        [b"event: message", b'data: {"a":', b"data:1}", b"", b"id: 7", b"data: two", b"", b"data: last"]
+    )
+
+    assert events_data(body) == [b'{"a":\n1}', b"two", b"last"]
+    assert events_data(body + end) == [b'{"a":\n1}', b"two", b"last"]
+    assert events_data(b"") == []
+    assert events_data(end.join([b"id: 1", b"data:", b"", b"data: x", b""])) == [b"x"]  # a priming event
