@@ -113,7 +113,7 @@ def agents_discovered(principal, *, skills: list[str], tags: list[str], limit: i
 
 
 def agent_exists(path: str) -> bool:
-    """Whether an agent is registered at `path` (the limits' rule asks: limits/rules.py)."""
+    """Whether an agent is registered at `path` (the limits' rule asks, through core/targets.py)."""
     return Agent.objects.filter(path=path).exists()
 
 

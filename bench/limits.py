@@ -24,8 +24,9 @@ django.setup()
 
 from accounts.principal import Principal  # noqa: E402
 from core import redis_clients  # noqa: E402
+from core.targets import Target  # noqa: E402
 from gateway import quotas  # noqa: E402
-from limits.decision import LimitRule, Rules, Target  # noqa: E402
+from limits.decision import LimitRule, Rules  # noqa: E402
 
 CALLER = Principal(username="bench-agent", auth_method="jwt")
 TARGET = Target("server", "/payments")

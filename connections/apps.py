@@ -11,8 +11,11 @@ class ConnectionsConfig(AppConfig):
 
     def ready(self):
         from accounts import cache
+        from connections import resolver
         from connections.models import UpstreamCredential
+        from core.targets import TARGETS
 
         # A connection made, replaced or removed changes what the gateway sends for its user at once,
         # in every process (the gateway's header cache is keyed by the auth epoch).
         cache.watch(UpstreamCredential)
+        TARGETS.discovery_headers = resolver.discovery_headers

@@ -197,6 +197,6 @@ def _key(server, principal):
 
 
 def discovery_headers(server) -> dict[str, str]:
-    """The headers of the registry's own health checks and tool discovery
-    (settings.UPSTREAM_DISCOVERY_HEADERS)."""
+    """The headers of the registry's own health checks and tool discovery (the targets' registry gives
+    it to servers/health.py: core/targets.py)."""
     return headers_for(server, None, Purpose.DISCOVERY)

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 from accounts.principal import Principal
 from core.errors import ErrorCode
+from core.targets import Target, TargetKind
 from gateway import jsonrpc, quotas
 from gateway.routing import Refusal
-from limits.choices import Counted, TargetKind
-from limits.decision import ALLOWED, Rules, Target, Verdict
+from limits.choices import Counted
+from limits.decision import ALLOWED, Rules, Verdict
 
 AUDIENCE_REFUSED = "The token was issued for another resource."
 

@@ -16,11 +16,12 @@ from redis.exceptions import RedisError
 from core.epochs import MISSING
 from core.errors import ErrorCode
 from core.redis_clients import async_client
+from core.targets import Target, TargetKind
 from gateway import jsonrpc
 from gateway.routing import Refusal
 from limits import counting
-from limits.choices import Counted, TargetKind
-from limits.decision import ALLOWED, Rules, Target, Verdict
+from limits.choices import Counted
+from limits.decision import ALLOWED, Rules, Verdict
 from limits.selectors import rules_cached, rules_for
 from metrics.aggregates import refusal_counted as refusal_counted_at
 from metrics.refusals import KEPT_SECONDS as TIMELINE_KEPT_SECONDS

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
+from core.targets import Target
 from limits.choices import CallerKind, TargetKind
 
 # KEYS: one counter per window, tightest first; ARGV: each window's cost, limit and lifetime.
@@ -32,15 +33,6 @@ return counts
 """
 
 COSTS_REMEMBERED = 10_000  # (caller, targets, calls) whose counters a snapshot keeps worked out
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a gateway request reaches: its kind (limits/choices.TargetKind), path, and a server's tags."""
-
-    kind: str
-    path: str
-    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,11 @@ console, the internal API, the services): each problem by field, in words an ope
 
 from __future__ import annotations
 
-import importlib
 import re
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from core.targets import TARGETS
 from core.validators import normalize_path
 from limits.choices import WINDOWS, CallerKind, Counted, TargetKind
 from servers.models import Server
@@ -95,15 +94,9 @@ def _target_problem(kind: str, value: str) -> str | None:
         return f"No server is registered at {path}."
     if kind == TargetKind.VIRTUAL_SERVER and not VirtualServer.objects.filter(path=path).exists():
         return f"No virtual server is defined at {path}."
-    if kind == TargetKind.AGENT and not _agent_exists(path):
+    if kind == TargetKind.AGENT and not TARGETS.registered(TargetKind.AGENT, path):  # agents are above
         return f"No agent is registered at {path}."
     return None
-
-
-def _agent_exists(path: str) -> bool:
-    """Agents live in an app above this one: settings.LIMIT_AGENT_EXISTS names its check."""
-    module, _, function = settings.LIMIT_AGENT_EXISTS.rpartition(".")
-    return getattr(importlib.import_module(module), function)(path)
 
 
 def _windows_problem(windows) -> str | None:

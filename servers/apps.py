@@ -7,6 +7,10 @@ class ServersConfig(AppConfig):
     name = "servers"
 
     def ready(self):
-        from servers import cache
+        from core.targets import TARGETS, TargetKind
+        from servers import cache, policies
+        from servers.models import Server
 
         cache.connect()
+        TARGETS.exists[TargetKind.SERVER] = lambda path: Server.objects.filter(path=path).exists()
+        TARGETS.token_reach = policies.reach_for

@@ -26,7 +26,6 @@ import httpx2
 import mcp_types
 from django.conf import settings
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -35,6 +34,7 @@ from pydantic import ValidationError
 
 from core.metric_choices import MetricType
 from core.metrics_client import emit
+from core.targets import TARGETS
 from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
@@ -339,7 +339,7 @@ def check_server(server: Server) -> CheckResult:
     transport = Transport.SSE if server.supported_transports == [Transport.SSE] else Transport.STREAMABLE_HTTP
     timeout = float(settings.HEALTH_CHECK_TIMEOUT_SECONDS)
     try:
-        headers = import_string(settings.UPSTREAM_DISCOVERY_HEADERS)(server)
+        headers = TARGETS.discovery_headers(server)
     except CredentialMissing as missing:
         return CheckResult(HealthStatus.NEEDS_CONNECTION, str(missing))
     except CredentialUnavailable as unavailable:

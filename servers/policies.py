@@ -145,7 +145,7 @@ def shown_counts(principal: Principal, servers: list[Server]) -> list[Server]:
 def reach_for(principal: Principal, service_path: str, tools) -> Reach:
     """The reach of a credential for one server and chosen tools (`tools` empty: every tool the caller
     may call there), checked: the caller sees the server, each tool is one of its known tools and the
-    caller may call it (settings.TOKEN_REACH_CHECK: the token service asks this, for every surface)."""
+    caller may call it (core/targets.py's token_reach: the token service asks this, for every surface)."""
     from accounts.services import TokenRequestError
 
     server = server_seen(principal, service_path)

@@ -8,12 +8,10 @@ turn the outcome into a page, or a flash message and a 303 back to the dashboard
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
-from django.utils.module_loading import import_string
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework import serializers
@@ -22,6 +20,7 @@ from accounts.choices import UiPermission
 from accounts.principal import Principal
 from accounts.views import HOME, back_to, session_page
 from core.errors import ApiError
+from core.targets import TARGETS
 from servers.api.dashboard import (
     dashboard_refresh,
     dashboard_register,
@@ -137,7 +136,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
         )
         for server in servers
     ]
-    sections = [import_string(section)(principal, base, query) for section in settings.DASHBOARD_SECTIONS]
+    sections = [section(principal, base, query) for section in TARGETS.dashboard_sections]
     context = {
         "rows": rows,
         "sections": [section for section in sections if section],

@@ -10,6 +10,11 @@ class VirtualServersConfig(AppConfig):
     label = "virtual_servers"
 
     def ready(self):
-        from virtual_servers import cache
+        from core.targets import TARGETS, TargetKind
+        from virtual_servers import cache, listing, selectors
 
         cache.connect()
+        TARGETS.holders[TargetKind.VIRTUAL_SERVER] = selectors.path_holder
+        TARGETS.exists[TargetKind.VIRTUAL_SERVER] = selectors.virtual_exists
+        TARGETS.discovery_entries.append(selectors.discovery_entries)
+        TARGETS.dashboard_sections.append(listing.dashboard_section)

@@ -100,8 +100,9 @@ def registry_entry(virtual: VirtualServer, members: list[VirtualMember], *, base
 
 
 def dashboard_section(principal, base_url: str, query: str = "") -> dict | None:
-    """The dashboard's section of virtual servers (servers/views.py, DASHBOARD_SECTIONS): those the caller
-    sees matching the dashboard's search text, with what a client needs to reach each; None when none."""
+    """The dashboard's section of virtual servers (servers/views.py, through core/targets.py): those the
+    caller sees matching the dashboard's search text, with what a client needs to reach each; None when
+    none."""
     rows = visible_to(principal).order_by("path")
     if query:
         rows = _matching(rows, query)

@@ -88,6 +88,10 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
     )
 
 
+def virtual_exists(path: str) -> bool:
+    return VirtualServer.objects.filter(path=path).exists()
+
+
 def path_holder(path: str) -> str | None:
     """What holds `path` among virtual servers (for the servers' path rule), or None."""
     return f"the virtual server {path}" if VirtualServer.objects.filter(path=path).exists() else None

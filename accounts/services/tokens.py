@@ -11,7 +11,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from accounts.cache import PRINCIPALS
 from accounts.choices import AuditAction, AuthMethod, TokenKind
@@ -21,6 +20,7 @@ from accounts.reach import ANY, Reach
 from accounts.services.audit import audit_event_record
 from accounts.tokens import encode
 from core import ratelimit
+from core.targets import TARGETS
 
 
 class TokenRequestError(Exception):
@@ -216,7 +216,7 @@ def _reach_asked(principal: Principal, requested_scopes, server, tools, admin: b
             raise TokenRequestError(
                 "Ask for one server or for scopes, not both.", code="validation_error", status=400
             )
-        return import_string(settings.TOKEN_REACH_CHECK)(principal, server, tools or [])
+        return TARGETS.token_reach(principal, server, tools or [])
     if tools:
         raise TokenRequestError("Name the server the tools are on.", code="validation_error", status=400)
     if principal.reach is not None:

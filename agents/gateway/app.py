@@ -29,6 +29,7 @@ from agents.models import Agent
 from agents.selectors import agent_for_gateway
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
+from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
 from gateway import (
     decision,
@@ -46,8 +47,6 @@ from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
 from gateway.routing import NotOurs, Refusal, caller
-from limits.choices import TargetKind
-from limits.decision import Target
 
 logger = logging.getLogger(__name__)
 

@@ -26,13 +26,12 @@ from accounts.authentication import (
 from accounts.principal import Principal
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, header_parameter
+from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
 from gateway import decision, jsonrpc, quotas, routing
 from gateway.handoff import identity_headers
 from gateway.paths import gateway_path
 from limits.cache import LIMITS
-from limits.choices import TargetKind
-from limits.decision import Target
 from limits.selectors import rules_for
 from servers.models import Server
 from servers.selectors import server_for_gateway

@@ -162,19 +162,6 @@ A2A_GATEWAY_URLS = env.bool("A2A_GATEWAY_URLS", default=True)
 # A tool definition the scanner finds a high-severity problem in (servers/scanning.py) is never pinned by
 # itself (first discovery, servers approved automatically): an operator approves it with an override.
 TOOL_SCAN_HIGH_HOLDS = env.bool("TOOL_SCAN_HIGH_HOLDS", default=True)
-# Whether an agent is registered at a path, for the limits' rule (limits/rules.py): agents are above it.
-LIMIT_AGENT_EXISTS = "agents.selectors.agent_exists"
-# The headers of health checks and tool discovery, from the app that stores upstream credentials.
-UPSTREAM_DISCOVERY_HEADERS = "connections.resolver.discovery_headers"
-# What else may hold a gateway path (servers/services/registry.py refuses a server there): apps above
-# servers answer "what holds this path", or None.
-GATEWAY_PATH_HOLDERS = ["virtual_servers.selectors.path_holder"]
-# More entries of the public discovery document (/.well-known/mcp-servers), from apps above servers: each
-# function takes the gateway's base URL and returns entries in the document's shape.
-DISCOVERY_ENTRIES = ["virtual_servers.selectors.discovery_entries"]
-# More sections of the dashboard, from apps above servers: each function takes the caller, the gateway's
-# base URL and the dashboard's search text, and returns {"template": ..., **its context} or None.
-DASHBOARD_SECTIONS = ["virtual_servers.listing.dashboard_section"]
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

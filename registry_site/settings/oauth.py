@@ -9,9 +9,6 @@ from registry_site.settings.env import ConfigurationError, env
 # (accounts/authentication.py asks each in turn; the registry's own JWTs and an identity provider's are
 # accounts' own).
 BEARER_TOKEN_RESOLVERS = ["oauth.principals.principal_from_access_token"]
-# The check of a credential narrowed to one server and chosen tools (accounts/reach.py), in the app that
-# knows servers and their tools; the token service and the consent page ask it.
-TOKEN_REACH_CHECK = "servers.policies.reach_for"
 
 OAUTH_ACCESS_TOKEN_SECONDS = env.int("OAUTH_ACCESS_TOKEN_SECONDS", default=3600)
 OAUTH_REFRESH_TOKEN_DAYS = env.int("OAUTH_REFRESH_TOKEN_DAYS", default=30)

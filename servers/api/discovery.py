@@ -1,5 +1,5 @@
 """GET /.well-known/mcp-servers: the public discovery document of enabled servers, and of what apps above
-servers add through DISCOVERY_ENTRIES (enabled virtual servers: virtual_servers/selectors.py).
+servers add through the targets' registry, core/targets.py (enabled virtual servers).
 
 No authentication; cacheable by anyone for DISCOVERY_CACHE_TTL seconds; an ETag over the body lets
 clients revalidate with If-None-Match and get 304. Each web process keeps the body it built, per base URL,
@@ -11,10 +11,10 @@ import json
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET
 
 from core.etags import etag_of, unchanged
+from core.targets import TARGETS
 from servers.cache import HEALTH, LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
@@ -28,7 +28,7 @@ def _iso(value) -> str:
 def discovery_document(request) -> dict:
     base = gateway_base_url(request)
     servers = servers_for_discovery()
-    others = [entry for entries in settings.DISCOVERY_ENTRIES for entry in import_string(entries)(base)]
+    others = [entry for entries in TARGETS.discovery_entries for entry in entries(base)]
     updated = max((max(filter(None, (s.updated_at, s.last_checked_at))) for s in servers), default=None)
     return {
         "servers": [

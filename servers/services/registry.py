@@ -1,13 +1,12 @@
 """Writes for servers. Every surface (JSON APIs, dashboard, internal API, admin) calls these, so they
 validate, audit and behave the same everywhere."""
 
-from django.conf import settings
 from django.db import transaction
-from django.utils.module_loading import import_string
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
 from core.services import apply_changes, require_editable
+from core.targets import TARGETS
 from servers.choices import HealthStatus, UpstreamAuth
 from servers.live.publish import health_changed, health_removed
 from servers.models import Server
@@ -60,9 +59,8 @@ def server_create(
     fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers={})
     if Server.objects.filter(path=path).exists():
         raise ServerConflict(f"A server is already registered at {path}.")
-    for holder in settings.GATEWAY_PATH_HOLDERS:
-        if held := import_string(holder)(path):
-            raise ServerConflict(f"{path} is the path of {held}.", replaceable=False)
+    if held := TARGETS.holder_of(path):
+        raise ServerConflict(f"{path} is the path of {held}.", replaceable=False)
     server = Server(
         path=path,
         is_enabled=is_enabled,

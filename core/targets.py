@@ -1,0 +1,56 @@
+"""The one vocabulary of what the gateway carries traffic to, below every app that holds one: the kinds of
+target, a target by kind, path and tags, and the registry through which the apps that hold targets answer
+the apps below them, filled in each app's `AppConfig.ready()`:
+
+- `holders`: what else holds a gateway path, by kind (a server is refused at a virtual server's path);
+- `exists`: whether a target of a kind is registered at a path (the limits' rule names targets);
+- `discovery_entries`: more entries of the public discovery document (`/.well-known/mcp-servers`);
+- `dashboard_sections`: more sections of the dashboard;
+- `discovery_headers`: the outbound headers of health checks and tool discovery (the credential resolver);
+- `token_reach`: the check of a credential narrowed to one server and chosen tools.
+
+An app asks the registry, never imports upward: the layers of `.importlinter` stay what they say. A new
+kind of target is one entry here and one adapter in the gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import models
+
+
+class TargetKind(models.TextChoices):
+    SERVER = "server", "Server"
+    VIRTUAL_SERVER = "virtual_server", "Virtual server"
+    AGENT = "agent", "A2A agent"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a gateway request reaches: its kind, path, and a server's tags (limits by tag)."""
+
+    kind: str
+    path: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass
+class Registry:
+    holders: dict[str, Callable[[str], str | None]] = field(default_factory=dict)
+    exists: dict[str, Callable[[str], bool]] = field(default_factory=dict)
+    discovery_entries: list[Callable[[str], list[dict]]] = field(default_factory=list)
+    dashboard_sections: list[Callable] = field(default_factory=list)
+    discovery_headers: Callable | None = None
+    token_reach: Callable | None = None
+
+    def holder_of(self, path: str) -> str | None:
+        """What holds `path` besides a server ("the virtual server Team tools"), or None."""
+        return next((held for holds in self.holders.values() if (held := holds(path))), None)
+
+    def registered(self, kind: str, path: str) -> bool:
+        check = self.exists.get(kind)
+        return bool(check and check(path))
+
+
+TARGETS = Registry()
