@@ -4,7 +4,7 @@ bulk actions go through the services."""
 from django.contrib import admin
 
 from agents import policies, services
-from agents.gateway.cards import SIGNED_CARD_NOTE
+from agents.cards import SIGNED_CARD_NOTE
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
 from core.admin import ServiceModelAdmin
 

@@ -1,6 +1,6 @@
 """Signed agent cards (A2A's JWS `AgentCardSignature`s): what a signature must look like to be kept, and
 the card a signed register or PUT body carries, kept as published and served as it is (agents/a2a.py,
-agents/gateway/cards.py): a rewrite would break its signatures. The registry does not verify them."""
+agents/cards.py): a rewrite would break its signatures. The registry does not verify them."""
 
 from collections.abc import Mapping
 

@@ -23,7 +23,7 @@ class AuthMethod(models.TextChoices):
 
 class ToolMethod(models.TextChoices):
     """What a gateway call did: an MCP method, or an A2A one by its family (v1.0 and v0.3 names alike:
-    agents/gateway/metrics.py)."""
+    gateway/a2a/metrics.py)."""
 
     INITIALIZE = "initialize", "initialize"
     TOOLS_LIST = "tools/list", "tools/list"

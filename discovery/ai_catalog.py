@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.urls import reverse
 
-from agents.gateway.cards import gateway_url
+from agents.cards import gateway_url
 from agents.models import Agent
 from servers.models import Server
 from virtual_servers.listing import visible_to

@@ -1,6 +1,6 @@
 """Everything that judges and carries gateway traffic: the built-in gateway (an ASGI route ahead of Django's
 middleware for `/<server path>/mcp`, virtual servers at the same kind of URL, and, through the same front,
-A2A agents at `/<agent path>/a2a`: agents/gateway/), `/validate` (its twin for proxies) and nginx in front.
+A2A agents at `/<agent path>/a2a`: gateway/a2a/), `/validate` (its twin for proxies) and nginx in front.
 Every module, by what it does:
 
 The shell and the caller
@@ -12,6 +12,7 @@ The shell and the caller
 - `headers.py`: which headers cross (one rule both ways), Host and Origin, headers against the body.
 
 Judging
+- `decision.py`: the one decision: audience, quarantine, the rule with operators' trust, then limits.
 - `jsonrpc.py`: the one reader of JSON-RPC bodies and the one method rule (the gateway and `/validate`).
 - `messages.py`: a POST's messages sorted into forwarded and denied; tool lists cut in answers.
 - `pins_seen.py`: definitions a live list showed that are not pinned, recorded before the list is answered.
@@ -37,6 +38,10 @@ Virtual servers
 - `virtual_asks.py`: members' requests to the client and the answers back, renamed.
 - `virtual_streams.py`: the members' own streams merged into the client's GET stream.
 - `virtual_sse.py`: the SSE transport (2024-11-05) for a virtual server.
+
+A2A agents
+- `a2a/`: the A2A adapter: both bindings, params read as the agent reads them, tasks owned by their
+  caller, push-notification URLs checked (gateway/a2a/__init__.py).
 
 Proxies in front
 - `handoff.py`, `nginx.py`, `management/commands/nginx_config.py`: nginx in front (X-Accel-Redirect).

@@ -104,9 +104,10 @@ def _denial(principal: Principal, target: Target, call: jsonrpc.Message) -> str:
 
 def _counted(target: Target, call: jsonrpc.Message) -> str | None:
     if target.kind == TargetKind.AGENT:
-        return Counted.A2A if call.method in A2A_COUNTED else None
+        return Counted.A2A if call.method in A2A_MESSAGES else None
     return quotas.COUNTED_MCP.get(call.method)
 
 
-# A2A messages count; task reads, cancels and push configurations do not (agents/gateway/tasks.SENDS).
-A2A_COUNTED = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
+# The A2A methods that send a message (v1.0 and v0.3): they count against limits; task reads, cancels and
+# push configurations do not. The tasks their answers show are the sender's (gateway/a2a/tasks.py).
+A2A_MESSAGES = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})

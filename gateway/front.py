@@ -1,5 +1,5 @@
 """The ASGI shell every kind of gateway target shares (servers and virtual servers: gateway/app.py; A2A
-agents: agents/gateway/app.py): the path read on its raw bytes (400 when it could name more than one
+agents: gateway/a2a/app.py): the path read on its raw bytes (400 when it could name more than one
 thing), CORS for allowed origins (a preflight answered before any credential is looked at), and one
 answer, in the one error format, for a refusal, for Redis that cannot say whose a session or task is,
 and for a client gone. What a kind parses, serves and challenges with is its own."""

@@ -1,5 +1,5 @@
 """Limits and quarantine where the gateway carries traffic, for every kind of target (servers and virtual
-servers here, A2A agents in agents/gateway/app.py): limits/decision.py decides; this module reads the
+servers here, A2A agents in gateway/a2a/app.py): limits/decision.py decides; this module reads the
 snapshot for the request's epoch, counts what a request calls, and words the refusal the way each
 protocol expects (MCP: HTTP 429 with `Retry-After` and the IETF RateLimit headers, each counted request
 answered with the draft JSON-RPC error -32023 carrying `retryAfterMs`)."""

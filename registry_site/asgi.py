@@ -17,10 +17,10 @@ from channels.sessions import CookieMiddleware  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
-from agents.gateway.app import AgentGateway  # noqa: E402
 from agents.routing import websocket_urlpatterns as health_websockets  # noqa: E402
 from catalog.page_answers import PageAnswers  # noqa: E402
 from core.websockets import NotFoundConsumer  # noqa: E402
+from gateway.a2a.app import AgentGateway  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
 from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
@@ -35,7 +35,7 @@ websocket_urlpatterns = [*health_websockets, re_path(r"", NotFoundConsumer.as_as
 application = ProtocolTypeRouter(
     {
         # MCP traffic to /<server path>/mcp first (gateway), A2A traffic to /<agent path>/a2a next
-        # (agents/gateway), /v0.1 pages answered before (catalog/page_answers.py), then Django behind the
+        # (gateway/a2a), /v0.1 pages answered before (catalog/page_answers.py), then Django behind the
         # request guard.
         "http": Gateway(AgentGateway(PageAnswers(guarded_django))),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),

@@ -153,7 +153,7 @@ CREDENTIAL_KEYS = env.list("CREDENTIAL_KEYS", default=[])
 UPSTREAM_OAUTH_ALLOWED_HOSTS = env.list("UPSTREAM_OAUTH_ALLOWED_HOSTS", default=[])
 UPSTREAM_OAUTH_ALLOW_LOOPBACK = env.bool("UPSTREAM_OAUTH_ALLOW_LOOPBACK", default=False)
 UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS = env.float("UPSTREAM_OAUTH_FETCH_TIMEOUT_SECONDS", default=10)
-# Push-notification URLs a caller gives an A2A agent through the gateway (agents/gateway/pushes.py): hosts
+# Push-notification URLs a caller gives an A2A agent through the gateway (gateway/a2a/pushes.py): hosts
 # on private or loopback addresses only when listed here; others must be public.
 A2A_PUSH_ALLOWED_HOSTS = env.list("A2A_PUSH_ALLOWED_HOSTS", default=[])
 # Agent listings and `?format=a2a` cards give each agent's gateway URL (`/<path>/a2a`); off: the agent's own

@@ -13,7 +13,7 @@ from django.urls import reverse
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 from agents import services
-from agents.gateway.cards import gateway_card
+from agents.cards import gateway_card
 from agents.models import Agent
 from tests.agents.test_a2a import V1_CARD, bearer, card_of, register
 

@@ -4,7 +4,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from agents.api.serializers.fields import TagsField
-from agents.gateway.cards import gateway_url
+from agents.cards import gateway_url
 from agents.models import CARD_PROTOCOL_FIELDS, Agent
 
 
@@ -28,7 +28,7 @@ class _OwnerMixin(serializers.Serializer):
 
 
 class _GatewayUrlMixin(serializers.Serializer):
-    """Where callers reach the agent through the gateway (`/<path>/a2a`, agents/gateway/); null when
+    """Where callers reach the agent through the gateway (`/<path>/a2a`, gateway/a2a/); null when
     A2A_GATEWAY_URLS is off (the registry used for discovery only: callers use `url`)."""
 
     gateway_url = serializers.SerializerMethodField()
@@ -65,7 +65,7 @@ class AgentListItemSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSe
 class AgentCardOutSerializer(_OwnerMixin, _GatewayUrlMixin, serializers.ModelSerializer):
     """The full card in the registry's shape; every input field comes back under its input name, so a
     card read with GET can be sent back with PUT unchanged. `signed` says the card was published with
-    JWS signatures and is served as published (`?format=a2a` and the gateway: agents/gateway/cards.py)."""
+    JWS signatures and is served as published (`?format=a2a` and the gateway: agents/cards.py)."""
 
     num_skills = serializers.IntegerField(read_only=True)
     tags = TagsField()

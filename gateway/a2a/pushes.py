@@ -14,7 +14,7 @@ from core.outbound import AddressRefused, addresses_to_reach
 
 
 async def problem(urls: list) -> str | None:
-    """Why one of a request's push-notification URLs (agents/gateway/params.py) is refused, or None."""
+    """Why one of a request's push-notification URLs (gateway/a2a/params.py) is refused, or None."""
     for url in urls:
         if not isinstance(url, str):
             return "A push-notification URL must be a string."

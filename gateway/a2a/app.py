@@ -1,16 +1,17 @@
 """`/<agent path>/a2a`: an A2A agent through the gateway (the JSON-RPC and HTTP+JSON bindings, A2A v1.0
-and v0.3: agents/gateway/calls.py).
+and v0.3: gateway/a2a/calls.py).
 
-Every request is judged as an MCP one is (gateway/): the caller (registry or identity-provider bearer
-token, or a session), then the agent, which must be enabled and one the caller may see (visibility and
-ownership as everywhere: a hidden agent is 404 like a missing one), then the message by the one rule, a
-scope's server rule naming the agent's path and the A2A method (`{"server": "/travel", "methods":
-["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (agents/gateway/tasks.py);
-push-notification URLs are checked before the agent sees them (agents/gateway/pushes.py). The caller's
+Every request is judged as an MCP one is, by the one decision (gateway/decision.py): the caller
+(registry or identity-provider bearer token, or a session) and its token's audience, quarantine, then the
+agent, which must be enabled and one the caller may see (visibility and ownership as everywhere: a hidden
+agent is 404 like a missing one), then the message by the one rule and the limits: a scope's server rule
+naming the agent's path and the A2A method (`{"server": "/travel", "methods":
+["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (gateway/a2a/tasks.py);
+push-notification URLs are checked before the agent sees them (gateway/a2a/pushes.py). The caller's
 credential never reaches the agent, which gets the outbound headers the registry holds for it. Streamed
 answers (`SendStreamingMessage`, `SubscribeToTask`) pass through event by event, each event read for the
 tasks it shows, and end when the client leaves.
-`GET .../a2a/.well-known/agent-card.json` is the card with the gateway's URL (agents/gateway/cards.py)."""
+`GET .../a2a/.well-known/agent-card.json` is the card with the gateway's URL (agents/cards.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
-from agents.gateway import calls, cards, metrics, params, pushes, tasks
+from agents import cards
 from agents.models import Agent
 from agents.selectors import agent_for_gateway
 from core.errors import ErrorCode
@@ -43,6 +44,7 @@ from gateway import (
     streams,
     upstream,
 )
+from gateway.a2a import calls, metrics, params, pushes, tasks
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path

@@ -13,11 +13,12 @@ import redis
 
 from core.redis_clients import async_client
 from gateway import sessions
+from gateway.decision import A2A_MESSAGES
 
 TTL_SECONDS = 7 * 24 * 60 * 60  # a task's owner is remembered a week after it was last named
 TASK_NOT_FOUND = -32001  # A2A's TaskNotFoundError
 
-SENDS = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
+SENDS = A2A_MESSAGES
 STREAMS = frozenset({"SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"})
 BY_ID = frozenset(
     {

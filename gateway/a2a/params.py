@@ -19,7 +19,7 @@ from a2a.types import a2a_pb2 as v1
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from pydantic import ValidationError
 
-from agents.gateway.tasks import BY_ID, BY_TASK_ID, LISTS, SENDS
+from gateway.a2a.tasks import BY_ID, BY_TASK_ID, LISTS, SENDS
 
 DEPTH_MAX = 32  # objects deeper than this are not searched for a second spelling (json_loads bounds depth)
 _CAMEL = re.compile(r"_([a-z0-9])")
