@@ -31,13 +31,8 @@ Carrying
 - `telemetry.py`: tool_execution and protocol_latency metrics, session facts in Redis.
 
 Virtual servers
-- `virtual.py`: the virtual server's answers: initialize, lists, routed calls, GET and DELETE.
-- `virtual_sessions.py`: a caller's virtual session and its members' sessions, in Redis.
-- `virtual_members.py`: speaking to a member for a caller: its session, one request, whole lists.
-- `virtual_lists.py`: the members' lists gathered, mapped by the definition and cut to the caller.
-- `virtual_asks.py`: members' requests to the client and the answers back, renamed.
-- `virtual_streams.py`: the members' own streams merged into the client's GET stream.
-- `virtual_sse.py`: the SSE transport (2024-11-05) for a virtual server.
+- `virtual/`: the virtual-server adapter: answers, sessions, members, merged lists and streams, the SSE
+  transport (gateway/virtual/__init__.py).
 
 A2A agents
 - `a2a/`: the A2A adapter: both bindings, params read as the agent reads them, tasks owned by their

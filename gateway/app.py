@@ -38,11 +38,11 @@ from gateway import (
     quotas,
     routing,
     sessions,
-    virtual,
-    virtual_sse,
 )
 from gateway.epochs import request_epochs
 from gateway.sign_in import SignInRefused
+from gateway.virtual import answers as virtual
+from gateway.virtual import sse as virtual_sse
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 METHODS = {"mcp": ("GET", "POST", "DELETE"), "sse": ("GET",), "messages": ("POST",)}

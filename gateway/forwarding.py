@@ -45,7 +45,7 @@ async def json_answer(send, status: int, payload, extra: dict[str, str] | None =
 
 def session_renamed(send, session_id: str | None):
     """`send`, naming the gateway's session in the answer where the server named its own (a session the
-    gateway opened for the client: gateway/deferred.py, gateway/virtual.py); None names none (a
+    gateway opened for the client: gateway/deferred.py, gateway/virtual/answers.py); None names none (a
     2026-07-28 client has no session)."""
     ours = [(b"mcp-session-id", session_id.encode("latin-1"))] if session_id else []
 
@@ -77,7 +77,7 @@ async def forward(
 ) -> None:
     """Relay the exchange while watching the client; a client that leaves mid-answer stops it. `opened`
     (a GET stream's, gateway/ordering.py) is set once the server has answered with its headers; `rename`
-    (a virtual server's member: gateway/virtual_asks.py) renames what its event streams carry."""
+    (a virtual server's member: gateway/virtual/asks.py) renames what its event streams carry."""
     sender = _Sender(send)
     relay = asyncio.create_task(_relay(sender, route, outbound, checked, endpoint, opened, rename))
     watch = asyncio.create_task(front.disconnected(receive))

@@ -141,7 +141,7 @@ def pinned_names(
 ) -> frozenset[str]:
     """The names of `items` (tools, or prompts) pinned as they are shown. An answer seen before, byte for
     byte, under the same pins is not digested again: a steady server's lists cost one hash of their bytes.
-    Virtual servers check their members' lists with it too (gateway/virtual_lists.py)."""
+    Virtual servers check their members' lists with it too (gateway/virtual/lists.py)."""
     key = (server_path, subject, hashlib.blake2b(raw, digest_size=16).digest()) if raw is not None else None
     if key is not None and (seen := _ADMITTED.get(key)) is not None and seen[0] is trust:
         return seen[1]
@@ -194,7 +194,7 @@ def merged_json(
     body: bytes, denied: list[dict], principal: Principal, server_path: str, rename=None
 ) -> tuple[bytes, set]:
     """A JSON answer of the server, tool lists filtered, renamed for a virtual server's client
-    (gateway/virtual_asks.py) and the gateway's denials added; and the ids the server answered with an
+    (gateway/virtual/asks.py) and the gateway's denials added; and the ids the server answered with an
     error."""
     if not body.strip() and not denied:
         return body, set()  # nothing to filter

@@ -64,7 +64,7 @@ class EventStream:
         self.must_filter = filtering or endpoint is not None  # tool lists cut, the endpoint rewritten
         self.filtering, self.limit = self.must_filter or rename is not None, limit
         self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
-        # a virtual server's member (gateway/virtual_asks.py): renames messages and event ids
+        # a virtual server's member (gateway/virtual/asks.py): renames messages and event ids
         self.rename = rename
         self.failed: set = set()
         self.rest = b""  # an unfinished line

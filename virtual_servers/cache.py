@@ -2,7 +2,7 @@
 server a gateway path names, with its members and the tools their servers are known to offer. Any save
 or delete of a virtual server or a member, and any change of a server that a route holds or its removal,
 moves the epoch. Known tools follow tool discovery within the cache's age bound (EPOCH_CACHE_TTL_SECONDS);
-the names a session's last list showed are used meanwhile (gateway/virtual.py)."""
+the names a session's last list showed are used meanwhile (gateway/virtual/answers.py)."""
 
 from __future__ import annotations
 

@@ -189,7 +189,7 @@ def open_sessions() -> list[bytes]:
     from django.conf import settings
     from redis import Redis
 
-    from gateway.virtual_sessions import MEMBERS
+    from gateway.virtual.sessions import MEMBERS
 
     keys = Redis.from_url(settings.REDIS_URL).keys("registry:gateway:virtual:/team:*")
     return [key for key in keys if not key.endswith(MEMBERS.encode())]

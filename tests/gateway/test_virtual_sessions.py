@@ -1,4 +1,4 @@
-"""A virtual session's member sessions (gateway/virtual_sessions.py, gateway/virtual_members.py): each
+"""A virtual session's member sessions (gateway/virtual/sessions.py, gateway/virtual/members.py): each
 member is opened once for the session, whichever of the client's requests or the gateway's processes
 asks first, and a record written from an older view never takes a member's session away."""
 
@@ -7,9 +7,10 @@ import copy
 
 import pytest
 
-from gateway import virtual_members, virtual_sessions
 from gateway.epochs import Epochs
-from gateway.virtual_members import Caller
+from gateway.virtual import members as virtual_members
+from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual.members import Caller
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import INITIALIZE
 from tests.mcp_servers import library_server_fixture  # noqa: F401

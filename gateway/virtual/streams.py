@@ -2,9 +2,9 @@
 client, list changes, resource updates, log messages) merged into one event stream for the client.
 
 Each member's session is opened (it is first used now) and its own GET stream read; its events reach the
-client whole, renamed by gateway/virtual_asks.py, as they arrive. A member that offers no stream (405) or
+client whole, renamed by gateway/virtual/asks.py, as they arrive. A member that offers no stream (405) or
 cannot be reached is left out; the stream lives while the client keeps it and at least one member's does.
-A member's `list_changed` moves the virtual servers' list cache (gateway/virtual.py LISTED) in every
+A member's `list_changed` moves the virtual servers' list cache (gateway/virtual/answers.py LISTED) in every
 process before it reaches the client, so the client's next list is the member's new one.
 
 A `Last-Event-ID` the merged stream gave names its member: that member's stream is resumed alone."""
@@ -18,8 +18,10 @@ import logging
 from django.conf import settings
 
 from core.errors import ErrorCode
-from gateway import forwarding, front, headers, streams, upstream, virtual_asks, virtual_members
+from gateway import forwarding, front, headers, streams, upstream
 from gateway.routing import Refusal, Route
+from gateway.virtual import asks as virtual_asks
+from gateway.virtual import members as virtual_members
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.cache import VIRTUALS
 

@@ -5,10 +5,10 @@ on the stream, as that transport has it.
 The gateway is the server here, and the stream may be held by another web process than the one a POST
 reaches: a POST's answers go to the holder through the channel layer (Redis), to the channel the holder
 named when it opened the stream (kept in Redis with the caller it belongs to, like any session). The POST's
-requests are answered as on streamable HTTP (gateway/virtual.py), in a task of their own, so a call that
-waits for the client (a member's sampling or elicitation request, which reaches the client on the stream)
+requests are answered as on streamable HTTP (gateway/virtual/answers.py), in a task of their own, so a call
+that waits for the client (a member's sampling or elicitation request, which reaches the client on the stream)
 never holds up the POST that carries the client's answer. The virtual session behind the stream is the one
-its `initialize` opened; the stream also carries the members' own streams (gateway/virtual_streams.py),
+its `initialize` opened; the stream also carries the members' own streams (gateway/virtual/streams.py),
 and its end ends the session and the members' sessions."""
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ from channels.layers import get_channel_layer
 
 from core.errors import ErrorCode
 from core.redis_clients import async_client
-from gateway import (
-    forwarding,
-    front,
-    jsonrpc,
-    sessions,
-    streams,
-    virtual,
-    virtual_sessions,
-    virtual_streams,
-)
+from gateway import forwarding, front, jsonrpc, sessions, streams
 from gateway.routing import Refusal, Route
-from gateway.virtual_members import Caller
+from gateway.virtual import answers as virtual
+from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual import streams as virtual_streams
+from gateway.virtual.members import Caller
 
 logger = logging.getLogger(__name__)
 

@@ -3,16 +3,16 @@ The request has passed every check a plain server's does (Host and Origin, the c
 owner, each message by the one rule at the virtual path, with the names clients see); then:
 
 - `initialize` (2025-03-26 to 2025-11-25) opens a session of the gateway's own
-  (gateway/virtual_sessions.py), with the capabilities of what the members carry; 2026-07-28's
+  (gateway/virtual/sessions.py), with the capabilities of what the members carry; 2026-07-28's
   `server/discover` says the same without a session, and that revision's requests use a session the
   gateway keeps for the caller; `ping`, `logging/setLevel` and notifications are answered here;
-- the lists are gathered from every member (gateway/virtual_lists.py);
+- the lists are gathered from every member (gateway/virtual/lists.py);
 - `tools/call`, `prompts/get`, `resources/read` / `subscribe` / `unsubscribe` and `completion/complete`
   reach the member under its own names (a fixed argument sent by the client is refused, the fixed ones
   added), checked by the one rule again at the member's own path, and its answer streams back
-  (gateway/forwarding.py), renamed where it must be (gateway/virtual_asks.py), under the virtual session's
+  (gateway/forwarding.py), renamed where it must be (gateway/virtual/asks.py), under the virtual session's
   id; a client's answer to a member's request goes back to that member;
-- GET merges the members' own streams (gateway/virtual_streams.py);
+- GET merges the members' own streams (gateway/virtual/streams.py);
 - DELETE ends the members' sessions and the virtual one."""
 
 from __future__ import annotations
@@ -25,24 +25,16 @@ import secrets
 from connections.resolver import gateway_headers_again
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import (
-    asking,
-    fair_share,
-    forwarding,
-    jsonrpc,
-    messages,
-    quotas,
-    sessions,
-    virtual_asks,
-    virtual_lists,
-    virtual_members,
-    virtual_sessions,
-    virtual_streams,
-)
+from gateway import asking, fair_share, forwarding, jsonrpc, messages, quotas, sessions
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
-from gateway.virtual_members import Caller, MemberFailed
+from gateway.virtual import asks as virtual_asks
+from gateway.virtual import lists as virtual_lists
+from gateway.virtual import members as virtual_members
+from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual import streams as virtual_streams
+from gateway.virtual.members import Caller, MemberFailed
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.mapping import (
     carried,
@@ -170,7 +162,7 @@ async def _open(virtual, caller: Caller, message: dict) -> tuple[str, dict]:
 
 def _described(virtual) -> dict:
     """What `initialize` and `server/discover` say of the virtual server: what its members carry (each
-    member's list changes and resource updates reach the client on its stream: gateway/virtual_streams.py),
+    member's list changes and resource updates reach the client on its stream: gateway/virtual/streams.py),
     completions and log messages passed to the member they concern."""
     capabilities = {"tools": {"listChanged": True}, "completions": {}, "logging": {}}
     if any(member.prompts.get("include") != [] for member in virtual.members):

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from connections.resolver import gateway_headers, gateway_headers_again
-from gateway import deferred, streams, upstream, virtual_sessions
+from gateway import deferred, streams, upstream
 from gateway.epochs import Epochs
 from gateway.routing import Refusal
 from gateway.sign_in import SignInRefused, sign_in_refused
+from gateway.virtual import sessions as virtual_sessions
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 logger = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class Caller:
     virtual_path: str
     session_id: str
     record: dict
-    stateless: bool = False  # a 2026-07-28 client: the session is the gateway's own (gateway/virtual.py)
+    stateless: bool = False  # a 2026-07-28 client: the session is the gateway's own (virtual/answers.py)
 
     @property
     def epoch(self):
@@ -56,7 +57,7 @@ async def credential(member, principal, epoch) -> dict[str, str]:
 async def member_session(caller: Caller, member, headers) -> str:
     """The member's session of this virtual session, opened now when it is not yet: once, though a
     client's GET stream and its first requests arrive together (one opening at a time per member in a
-    process; the first claimed in Redis wins across processes, gateway/virtual_sessions.py)."""
+    process; the first claimed in Redis wins across processes, gateway/virtual/sessions.py)."""
     opened = caller.record["members"].get(member.key)
     if opened:
         return opened

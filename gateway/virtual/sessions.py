@@ -1,7 +1,7 @@
 """A caller's session with a virtual server: the gateway is the server the client talks to, so it opens
 the session itself (its id starts with PREFIX and is bound to the caller like any other) and keeps, in
 Redis, what the session's later requests need on any process: the client's `initialize`, each member's
-own session once opened (gateway/virtual_members.py), and the names the last lists showed (so a call
+own session once opened (gateway/virtual/members.py), and the names the last lists showed (so a call
 reaches the member whose list showed the name).
 
 Each member's session is claimed in a hash of its own beside the record (`claim_member`): the first

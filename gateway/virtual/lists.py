@@ -1,10 +1,10 @@
 """A virtual server's lists (`tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`):
 every member's whole list gathered at once (members' sessions opened on first use with the caller's own
-credential for each: gateway/virtual_members.py), what the definition says applied
+credential for each: gateway/virtual/members.py), what the definition says applied
 (virtual_servers/mapping.py), and what the caller may use both at the virtual path and on the member's
 own server kept; a member that cannot answer is left out. Each process keeps the gathered lists per
 caller (LISTED) until the virtual servers' epoch moves (a definition, a member's server, a member's
-`list_changed`: gateway/virtual_streams.py) or the caller's rights do."""
+`list_changed`: gateway/virtual/streams.py) or the caller's rights do."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import asyncio
 import logging
 
 from core.epochs import MISSING, EpochCache
-from gateway import jsonrpc, messages, sessions, virtual_members, virtual_sessions
-from gateway.virtual_members import Caller, MemberFailed
+from gateway import jsonrpc, messages, sessions
+from gateway.virtual import members as virtual_members
+from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual.members import Caller, MemberFailed
 from virtual_servers.mapping import prompt_seen, resource_seen, tool_seen, uris_prefixed
 
 logger = logging.getLogger(__name__)
