@@ -53,6 +53,7 @@ from gateway.routing import NotOurs, Refusal, caller
 logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
+REALM = "mcp-gateway-registry"
 PASSED_HEADERS = (b"a2a-version", b"a2a-extensions", b"x-a2a-extensions")
 
 
@@ -66,6 +67,13 @@ class AgentGateway(Front):
 
     def methods(self, target) -> tuple[str, ...]:
         return ("GET", "POST", "DELETE")
+
+    def challenge(self, scope, target, refusal) -> dict[str, str]:
+        """A 401 says how to authenticate (RFC 6750), as every resource of the gateway's does."""
+        if refusal.status != 401:
+            return {}
+        invalid = "" if refusal.code == ErrorCode.NOT_AUTHENTICATED else ', error="invalid_token"'
+        return {"WWW-Authenticate": f'Bearer realm="{REALM}"{invalid}'}
 
     async def serve(self, scope, receive, send, target: AgentPath) -> None:
         if problem := headers.origin_problem(scope):

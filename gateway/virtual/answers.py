@@ -135,7 +135,7 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         if denial := _member_denial(caller.principal, member, message, routed):
             return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denial), None
         if refused := await quotas.member_refusal(caller, member, message):
-            return refused, None
+            return refused[0], None  # in a batch or beside others: the error alone
         try:
             return await virtual_members.ask(caller, member, routed), None
         except MemberFailed as failed:
@@ -326,7 +326,8 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
             send, 200, jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, denial)
         )
     if refused := await quotas.member_refusal(caller, member, message):
-        return await forwarding.json_answer(send, 200, refused)
+        error, status, headers = refused
+        return await forwarding.json_answer(send, status, error, headers)
     member_route = Route(server=member.server, principal=principal)
     answer_to = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)

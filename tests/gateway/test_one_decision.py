@@ -1,0 +1,144 @@
+"""One decision for every target kind (gateway/decision.py): the same tests, run for a server, a virtual
+server and an A2A agent through the real gateway, each answered in its own protocol. A token bound to
+another resource is 401 with a challenge; a quarantined caller or target is 403 with the operator's
+reason; a method the rules do not grant is refused before the upstream sees it; a call over a limit is
+429 with Retry-After and the kind's error (-32023)."""
+
+import json
+
+import pytest
+
+from limits.services import limit_set, quarantine_set
+from tests.a2a_agents import echo_agent
+from tests.factories import AgentFactory, ServerFactory, ToolFactory
+from tests.gateway.gateway_calls import INITIALIZE, bearer, caller_fixture, gateway_fixture, post  # noqa: F401
+from tests.mcp_servers import time_server_fixture  # noqa: F401
+from tests.oauth.conftest import Host, olga  # noqa: F401
+from virtual_servers.services import virtual_server_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+KINDS = ("server", "virtual_server", "agent")
+PATHS = {"server": "/clock", "virtual_server": "/team", "agent": "/echo"}
+V1 = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+def targets(time_server):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+    ServerFactory(path="/beta", name="Beta", proxy_pass_url=time_server)
+    for name in ("add", "echo", "current_time"):
+        ToolFactory(server=clock, name=name)
+    virtual_server_create(
+        actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
+    )
+    agent = echo_agent()
+    url = agent.url("/")
+    AgentFactory(
+        path="/echo",
+        url=url,
+        preferred_transport="JSONRPC",
+        protocol_version="1.0",
+        interfaces=[{"url": url, "protocol_binding": "JSONRPC", "protocol_version": "1.0"}],
+        visibility="public",
+        is_enabled=True,
+    )
+    yield
+    agent.stop()
+
+
+def call(port: int, kind: str, headers: dict) -> tuple[int, dict, dict]:
+    """(HTTP status, headers, the JSON answer) of one call to the target of `kind`: a tools/call in a
+    session (MCP), a SendMessage (A2A)."""
+    path = PATHS[kind]
+    if kind == "agent":
+        message = {
+            "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+        }
+        request = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": message}
+        status, answer_headers, body = post(port, f"{path}/a2a", request, {**headers, **V1})
+        return status, {k.lower(): v for k, v in answer_headers.items()}, json.loads(body)
+    status, opened, body = post(port, f"{path}/mcp", INITIALIZE, headers)
+    if status != 200:
+        return status, {k.lower(): v for k, v in opened.items()}, json.loads(body)
+    session = {"Mcp-Session-Id": opened["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+    }
+    status, answer_headers, body = post(port, f"{path}/mcp", request, {**headers, **session})
+    text = body.decode()
+    if text.startswith("event:") or text.startswith("data:"):
+        text = next(line[6:] for line in text.splitlines() if line.startswith("data: "))
+    return status, {k.lower(): v for k, v in answer_headers.items()}, json.loads(text)
+
+
+def rules(kind: str, methods) -> list[dict]:
+    """A scope's rules for the target; behind a virtual server, its member's too (a virtual server grants
+    no more than its members do)."""
+    granted = [{"server": PATHS[kind], "methods": methods, "tools": ["*"]}]
+    if kind == "virtual_server":
+        granted.append({"server": "/clock", "methods": ["*"], "tools": ["*"]})
+    return granted
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_token_bound_to_another_resource_is_401_with_a_challenge(gateway, targets, olga, kind):  # noqa: F811
+    scope = Host(gateway.url("")).tokens(gateway.url("/beta/mcp"))
+
+    status, headers, answer = call(gateway.port, kind, bearer(scope["access_token"]))
+
+    assert (status, answer["error_code"]) == (401, "token_audience")
+    assert 'error="invalid_token"' in headers["www-authenticate"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("quarantined", ["caller", "target"])
+def test_a_quarantined_caller_or_target_is_403_with_the_reason(gateway, targets, caller, kind, quarantined):
+    token = caller(*rules(kind, ["*"]), name="gina")
+    if quarantined == "caller":
+        quarantine_set(actor=None, kind="user", name="gina", reason="under review")
+    else:
+        quarantine_set(actor=None, kind=kind, name=PATHS[kind], reason="under review")
+
+    status, _, answer = call(gateway.port, kind, bearer(token))
+
+    assert (status, answer["error_code"]) == (403, "permission_denied")
+    assert answer["detail"] == "Quarantined by an operator: under review"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_method_the_rules_do_not_grant_is_refused_in_the_kinds_shape(gateway, targets, caller, kind):
+    granted = ["initialize", "tools/list"] if kind != "agent" else ["GetTask"]
+    token = caller(*rules(kind, granted))
+
+    status, _, answer = call(gateway.port, kind, bearer(token))
+
+    assert status == 200
+    assert answer["error"]["code"] == (-32050 if kind == "agent" else -32001)
+    assert answer["error"]["message"].startswith("Access denied: 'gina' may not call ")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_over_a_limit_is_429_with_retry_after_and_the_kinds_error(gateway, targets, caller, kind):
+    token = caller(*rules(kind, ["*"]))
+    limit_set(
+        actor=None,
+        caller_kind="user",
+        caller="gina",
+        target_kind=kind,
+        target=PATHS[kind],
+        windows=[{"per": "minute", "limit": 1}],
+    )
+
+    first = call(gateway.port, kind, bearer(token))
+    status, headers, answer = call(gateway.port, kind, bearer(token))
+
+    assert first[0] == 200 and "error" not in first[2], first
+    assert status == 429
+    assert int(headers["retry-after"]) >= 1
+    assert headers["ratelimit-policy"].endswith(";q=1;w=60")
+    assert answer["error"]["code"] == -32023
+    assert answer["error"]["data"]["retryAfterMs"] > 0
