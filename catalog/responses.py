@@ -6,12 +6,9 @@ from django.conf import settings
 
 from catalog.documents import OFFICIAL_META
 from catalog.models import ServerVersion
+from core.timestamps import rfc3339
 from servers.clients import gateway_transport
 from servers.models import Server
-
-
-def _iso(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 def mirror_meta_key() -> str:
@@ -22,9 +19,9 @@ def version_response(row: ServerVersion, *, base_url: str, gateway_server: Serve
     """`gateway_server`: the server `row`'s name was put behind (catalog/services/gateway.py), if any."""
     official = {
         "status": row.status,
-        "statusChangedAt": _iso(row.status_changed_at),
-        "publishedAt": _iso(row.published_at),
-        "updatedAt": _iso(row.updated_at),
+        "statusChangedAt": rfc3339(row.status_changed_at),
+        "publishedAt": rfc3339(row.published_at),
+        "updatedAt": rfc3339(row.updated_at),
         "isLatest": row.is_latest,
     }
     if row.status_message:
@@ -34,7 +31,7 @@ def version_response(row: ServerVersion, *, base_url: str, gateway_server: Serve
         meta[mirror_meta_key()] = {
             "upstream": row.upstream.name,
             "url": row.upstream.url,
-            "syncedAt": _iso(row.synced_at),
+            "syncedAt": rfc3339(row.synced_at),
         }
     server = row.document
     if gateway_server is not None:

@@ -32,8 +32,8 @@ from django.conf import settings
 from pydantic import ValidationError
 
 from core.outbound import AddressRefused, FetchFailed, addresses_to_reach, fetch
+from core.public_url import origin_of
 from core.untrusted import InputRejected, json_loads
-from servers.upstream_auth import origin_of
 
 DOCUMENT_MAX_BYTES = 64 * 1024
 PROBE = {

@@ -5,7 +5,7 @@ now fails when any of them changed, so a credential never reaches an address it 
 import json
 
 from core import sealing
-from servers.upstream_auth import origin_of
+from core.public_url import origin_of
 
 
 def context_of(*, server, user_id, purpose: str, mode: str, origin: str) -> str:

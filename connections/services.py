@@ -16,9 +16,9 @@ from connections.models import UpstreamClient, UpstreamCredential
 from connections.oauth_client import client_secret_sealed
 from connections.sealed import fits, open_as_connected, resealed, seal_for
 from core import sealing
+from core.public_url import origin_of
 from servers.choices import UpstreamAuth
 from servers.models import Server
-from servers.upstream_auth import origin_of
 
 logger = logging.getLogger(__name__)
 

@@ -23,11 +23,10 @@ from connections.services import (
 )
 from core.content_policy import policy_sending_forms_to
 from core.errors import ApiError, ErrorCode
-from core.public_url import base_url
+from core.public_url import base_url, origin_of
 from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
 from servers.models import Server
 from servers.policies import server_visible
-from servers.upstream_auth import origin_of
 from servers.views import problem_page
 
 PAGE = "/connections"

@@ -5,6 +5,8 @@ request)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 
 
@@ -26,7 +28,10 @@ def base_url_of_scope(scope) -> str:
     return f"{scheme}://{host}"
 
 
-def origin(url: str) -> str:
-    """`scheme://host[:port]` of a base URL, lower-cased (a base URL may carry a path)."""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}".lower()
+def origin_of(url: str) -> str:
+    """The origin of a URL, `scheme://host:port` with the scheme's port when it names none, so two
+    spellings of one origin compare equal: the one rule wherever origins are compared (where outbound
+    credentials may go, the registry's own resources, an upstream's fair share)."""
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"

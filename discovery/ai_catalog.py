@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from agents.cards import gateway_url
 from agents.models import Agent
+from core.timestamps import rfc3339
 from servers.models import Server
 from virtual_servers.listing import visible_to
 
@@ -39,10 +40,6 @@ def _typed(media_type: str) -> dict:
     return {"type": media_type, "mediaType": media_type}
 
 
-def _iso(value) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
 def servers_shown(principal):
     """The enabled servers the caller may see (the one visibility rule: `Server.objects.visible_to`)."""
     return Server.objects.visible_to(principal).enabled().for_listing().order_by("path")
@@ -57,7 +54,7 @@ def server_entry(server, base_url: str) -> dict:
         "description": server.description,
         "version": server.version,
         "tags": list(server.tags),
-        "updatedAt": _iso(server.updated_at),
+        "updatedAt": rfc3339(server.updated_at),
     }
 
 
@@ -68,7 +65,7 @@ def virtual_entry(virtual, base_url: str) -> dict:
         **_typed(SERVER_CARD),
         "url": f"{base_url}{virtual.path}/mcp/server-card",
         "description": virtual.description,
-        "updatedAt": _iso(virtual.updated_at),
+        "updatedAt": rfc3339(virtual.updated_at),
     }
 
 
@@ -82,7 +79,7 @@ def agent_entry(agent: Agent, base_url: str) -> dict:
         "version": agent.version,
         "tags": list(agent.tags),
         "representativeQueries": representative_queries(agent),
-        "updatedAt": _iso(agent.updated_at),
+        "updatedAt": rfc3339(agent.updated_at),
     }
 
 

@@ -14,20 +14,15 @@ from __future__ import annotations
 
 from collections import Counter
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from core.errors import ErrorCode
+from core.public_url import origin_of
 from gateway.routing import Refusal
 
 RETRY_AFTER_SECONDS = 1
 _held: Counter = Counter()
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from accounts.principal import REGISTRY
+from core.public_url import origin_of
 from gateway.paths import PathRefused, gateway_path
 
 __all__ = [
@@ -54,9 +55,8 @@ def resource_of(url: str, *, origins: set[str]) -> Resource:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment or parts.query:
         raise ResourceRefused("A resource is an absolute http(s) URL without query or fragment.")
-    origin = f"{parts.scheme}://{parts.netloc}".lower()
-    if origin not in origins:
-        raise ResourceRefused(f"{origin} is not served by this registry.")
+    if origin_of(url.strip()) not in origins:
+        raise ResourceRefused(f"{parts.scheme}://{parts.netloc} is not served by this registry.")
     if parts.path in ("", "/"):
         return Resource(url=url.strip(), audience=REGISTRY)
     try:

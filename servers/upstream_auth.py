@@ -109,8 +109,3 @@ def mode_settled(fields: dict, *, mode: str, headers: dict) -> dict:
     return fields
 
 
-def origin_of(url: str) -> str:
-    """scheme://host:port of a URL: where outbound credentials are sent."""
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
-    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"

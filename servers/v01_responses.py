@@ -3,6 +3,7 @@ registry's own `_meta` keys. Plain functions over model rows: listings of thousa
 
 from django.conf import settings
 
+from core.timestamps import rfc3339
 from servers.clients import gateway_transport
 from servers.models import Server
 from servers.naming import server_name
@@ -12,10 +13,6 @@ DESCRIPTION_MAX = 100  # ServerDetail.description and .title: 1 to 100 character
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 # Scan receipts in the shape of modelcontextprotocol/registry PR #1404, under ServerDetail's `_meta`.
 SCAN_META = "io.modelcontextprotocol.registry/security-scan"
-
-
-def _iso(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 def server_response(server: Server, *, base_url: str) -> dict:
@@ -48,13 +45,13 @@ def server_response(server: Server, *, base_url: str) -> dict:
         },
         "_meta": {
             f"io.{namespace}/registry": {
-                "last_checked": _iso(server.last_checked_at),
+                "last_checked": rfc3339(server.last_checked_at),
                 "health_status": server.health_status,
             },
             OFFICIAL_META: {
                 "status": "active",
-                "publishedAt": _iso(server.created_at),
-                "updatedAt": _iso(server.updated_at),
+                "publishedAt": rfc3339(server.created_at),
+                "updatedAt": rfc3339(server.updated_at),
                 "isLatest": True,
             },
         },
@@ -73,7 +70,7 @@ def scan_receipt(server: Server, url: str) -> dict:
         "scanned_artifact_digest": f"sha256:{server.tool_set_digest}",
         "scan_scope": list(SCAN_SCOPE),
         "verdict": server.tool_scan_verdict,
-        "scanned_at": _iso(server.tools_scanned_at),
+        "scanned_at": rfc3339(server.tools_scanned_at),
         "attestation": "registry-attested",
     }
 

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Prefetch, Q
 from django.db.models.functions import Collate
 
+from core.timestamps import rfc3339
 from servers.naming import server_name
 from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META
 from virtual_servers.models import VirtualMember, VirtualServer
@@ -69,7 +70,7 @@ def registry_entry(virtual: VirtualServer, members: list[VirtualMember], *, base
     name = server_name(virtual.path)
     title = (virtual.name or name)[:DESCRIPTION_MAX]
     health = health_of(virtual, members)["status"]
-    updated = virtual.updated_at.isoformat().replace("+00:00", "Z")
+    updated = rfc3339(virtual.updated_at)
     return {
         "server": {
             "name": name,
@@ -91,7 +92,7 @@ def registry_entry(virtual: VirtualServer, members: list[VirtualMember], *, base
             f"io.{namespace}/registry": {"last_checked": None, "health_status": health},
             OFFICIAL_META: {
                 "status": "active",
-                "publishedAt": virtual.created_at.isoformat().replace("+00:00", "Z"),
+                "publishedAt": rfc3339(virtual.created_at),
                 "updatedAt": updated,
                 "isLatest": True,
             },

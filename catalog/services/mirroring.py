@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -31,6 +31,7 @@ from django.utils import timezone
 from catalog.models import Upstream
 from catalog.services.mirror_pages import PageStore, SyncReport
 from core.outbound import FetchFailed, fetch
+from core.timestamps import rfc3339
 from core.untrusted import InputRejected, json_loads
 
 logger = logging.getLogger(__name__)
@@ -96,10 +97,6 @@ class _Client:
         return page
 
 
-def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
-
-
 def _hold_sync_lock(upstream: Upstream) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [f"upstream:{upstream.pk}"])
@@ -141,7 +138,7 @@ def _sync(upstream: Upstream, progress, page_limit: int) -> SyncReport:
     ends = time.monotonic() + settings.MIRROR_SYNC_MAX_SECONDS
     report = SyncReport()
     if not upstream.cursor:  # a new crawl: from the last sync's watermark, or everything
-        upstream.crawl_since = _iso(upstream.updated_watermark) if upstream.updated_watermark else ""
+        upstream.crawl_since = rfc3339(upstream.updated_watermark) if upstream.updated_watermark else ""
     upstream.last_started_at = started
     upstream.save(update_fields=["crawl_since", "last_started_at"])
     client = _Client(upstream)

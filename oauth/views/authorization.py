@@ -27,7 +27,7 @@ from accounts.authentication import principal_from_session
 from accounts.views.login import session_page
 from core import ratelimit
 from core.content_policy import policy_sending_forms_to
-from core.public_url import base_url, origin
+from core.public_url import base_url, origin_of
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
@@ -42,7 +42,7 @@ ADMINISTRATION = "__admin__"  # administration too: only an administrator, only 
 
 def our_origins(request) -> set[str]:
     """The origins a resource of this registry may name: the public one, and the one of the request."""
-    return {origin(base_url(request)), origin(request.build_absolute_uri("/"))}
+    return {origin_of(base_url(request)), origin_of(request.build_absolute_uri("/"))}
 
 
 class ConsentForm(AllowForm):

@@ -15,14 +15,11 @@ from django.views.decorators.http import require_GET
 
 from core.etags import etag_of, unchanged
 from core.targets import TARGETS
+from core.timestamps import rfc3339
 from servers.cache import HEALTH, LISTINGS
 from servers.clients import gateway_base_url, gateway_transport
 from servers.naming import server_name
 from servers.selectors import servers_for_discovery
-
-
-def _iso(value) -> str:
-    return value.isoformat().replace("+00:00", "Z")
 
 
 def discovery_document(request) -> dict:
@@ -44,7 +41,7 @@ def discovery_document(request) -> dict:
                     "token_endpoint": f"{base}/api/auth/token",
                 },
                 "health_status": server.health_status,
-                "last_checked": _iso(server.last_checked_at) if server.last_checked_at else None,
+                "last_checked": rfc3339(server.last_checked_at) if server.last_checked_at else None,
                 "tags": list(server.tags),
                 "num_tools": server.num_tools,
                 "tools_preview": [
@@ -57,7 +54,7 @@ def discovery_document(request) -> dict:
         "_meta": {
             "registry": settings.REGISTRY_SERVICE_NAME,
             "namespace": f"io.{settings.REGISTRY_NAMESPACE}",
-            "updated_at": _iso(updated or timezone.now()),
+            "updated_at": rfc3339(updated or timezone.now()),
         },
     }
 

@@ -5,6 +5,7 @@ from django.db import transaction
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record, server_grants_forget
+from core.public_url import origin_of
 from core.services import apply_changes, require_editable
 from core.targets import TARGETS
 from servers.choices import HealthStatus, UpstreamAuth
@@ -13,7 +14,7 @@ from servers.models import Server
 from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
 from servers.services.health import transition_record
 from servers.services.tools import tools_store
-from servers.upstream_auth import mode_settled, origin_of
+from servers.upstream_auth import mode_settled
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
 
