@@ -79,8 +79,8 @@ credential_secret_connect(actor=principal, server=keyed, user=admin, secret="the
 from datetime import timedelta
 from django.utils import timezone
 from connections.choices import Purpose
-from connections.oauth_flow import SignedIn
-from connections.oauth_tokens import Grant
+from connections.oauth.flow import SignedIn
+from connections.oauth.tokens import Grant
 from connections.services import credential_signed_in
 signed = Server.objects.create(path="/signed", name="Signed", description="d", proxy_pass_url="{upstream}",
                                is_enabled=True, upstream_auth="user_oauth")

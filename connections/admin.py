@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from connections.choices import Purpose
 from connections.models import UpstreamClient, UpstreamCredential
-from connections.oauth_client import CALLBACK_PATH
+from connections.oauth.client import CALLBACK_PATH
 from connections.services import (
     credential_disconnect,
     credential_secret_connect,

@@ -11,8 +11,8 @@ from datetime import timedelta
 import redis
 from django.utils import timezone
 
-from connections import oauth_tokens
 from connections.models import UpstreamCredential
+from connections.oauth import tokens as oauth_tokens
 from connections.sealed import open_for
 from connections.services import credential_refresh_failed, credential_refreshed
 from core.redis_clients import sync_client

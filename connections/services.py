@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services.audit import actor_user, audit_event_record
-from connections import oauth_tokens
 from connections.choices import Purpose
 from connections.models import UpstreamClient, UpstreamCredential
-from connections.oauth_client import client_secret_sealed
+from connections.oauth import tokens as oauth_tokens
+from connections.oauth.client import client_secret_sealed
 from connections.sealed import fits, open_as_connected, resealed, seal_for
 from core import sealing
 from core.public_url import origin_of
@@ -69,7 +69,7 @@ def credential_secret_connect(*, actor, server, user, secret: str, purpose: str 
 
 
 def credential_signed_in(*, actor, user, signed_in):
-    """Store the tokens of a completed sign-in (connections/oauth_flow.py) for its server and `user` (None
+    """Store the tokens of a completed sign-in (connections/oauth/flow.py) for its server and `user` (None
     for the discovery connection), replacing the connection before. Refused when the server changed its
     mode or address since the sign-in began: the tokens are for the server as it was."""
     server = Server.objects.filter(pk=signed_in.server_id).first()

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from connections import views
-from connections.oauth_client import CALLBACK_PATH, CLIENT_DOCUMENT_PATH
+from connections.oauth.client import CALLBACK_PATH, CLIENT_DOCUMENT_PATH
 
 app_name = "connections"
 

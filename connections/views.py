@@ -2,7 +2,7 @@
 with connect, replace and disconnect. Connecting happens on a page of ours that needs the user's session,
 so a link in a chat can only bring someone to their own page: a secret is typed there (sealed and never
 shown again, not even to its owner), or a sign-in at the server's authorization server begins there with a
-button (connections/oauth_flow.py) and ends at our callback, in the same user's session."""
+button (connections/oauth/flow.py) and ends at our callback, in the same user's session."""
 
 from django.contrib import messages
 from django.http import HttpResponseRedirect, JsonResponse
@@ -10,10 +10,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.views import session_page
-from connections import oauth_flow
 from connections.choices import Purpose
-from connections.oauth_client import client_metadata
-from connections.oauth_discovery import UpstreamOAuthRefused, discover
+from connections.oauth import flow as oauth_flow
+from connections.oauth.client import client_metadata
+from connections.oauth.discovery import UpstreamOAuthRefused, discover
 from connections.selectors import connection_of, connections_of
 from connections.services import (
     ConnectionRefused,

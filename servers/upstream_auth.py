@@ -6,7 +6,7 @@ so the console, the internal API and the dashboard's forms all say the same).
 - `user_secret`: each user connects their own API key or personal access token (connections/), sent
   in the one header `user_secret_header` names, e.g. `Authorization: Bearer {secret}` or
   `X-API-Key: {secret}`.
-- `user_oauth`: each user signs in at the server's own authorization server (connections/oauth_*.py)
+- `user_oauth`: each user signs in at the server's own authorization server (connections/oauth/)
   and their access token goes as `Authorization: Bearer`; the server must be https (http only on a
   loopback host with UPSTREAM_OAUTH_ALLOW_LOOPBACK, for development)."""
 

@@ -148,7 +148,7 @@ JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=64)
 # Keys sealing upstream credentials at rest (core/sealing.py): base64 of 32 bytes each; the first seals,
 # all open, so keys rotate (`manage.py reseal_credentials`). Empty: one key derived from SECRET_KEY.
 CREDENTIAL_KEYS = env.list("CREDENTIAL_KEYS", default=[])
-# Discovering an upstream server's sign-in (connections/oauth_discovery.py): authorization servers on
+# Discovering an upstream server's sign-in (connections/oauth/discovery.py): authorization servers on
 # private addresses only when listed here; http to loopback only for development; each document's deadline.
 UPSTREAM_OAUTH_ALLOWED_HOSTS = env.list("UPSTREAM_OAUTH_ALLOWED_HOSTS", default=[])
 UPSTREAM_OAUTH_ALLOW_LOOPBACK = env.bool("UPSTREAM_OAUTH_ALLOW_LOOPBACK", default=False)

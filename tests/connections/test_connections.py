@@ -233,8 +233,8 @@ def test_a_server_users_sign_in_to_gets_its_discovery_connection_by_a_sign_in_no
 
 def test_an_operator_enters_the_registrys_client_and_sign_ins_use_it_first(admin_client):
     from connections.models import UpstreamClient
-    from connections.oauth_client import identity_for
-    from connections.oauth_discovery import UpstreamAuthorization
+    from connections.oauth.client import identity_for
+    from connections.oauth.discovery import UpstreamAuthorization
 
     added = admin_client.post(
         "/admin/connections/upstreamclient/add/",

@@ -6,8 +6,8 @@ import pytest
 from oauth2_provider.models import Application
 
 from connections.models import UpstreamClient
-from connections.oauth_client import client_metadata, identity_for
-from connections.oauth_discovery import UpstreamAuthorization, UpstreamOAuthRefused
+from connections.oauth.client import client_metadata, identity_for
+from connections.oauth.discovery import UpstreamAuthorization, UpstreamOAuthRefused
 from oauth.clients import client_metadata_check
 from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
 

@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 
-from connections.oauth_discovery import UpstreamOAuthRefused, discover
+from connections.oauth.discovery import UpstreamOAuthRefused, discover
 from core.outbound import AddressRefused, addresses_to_reach
 from tests.mcp_servers import UvicornThread, loopback_socket
 

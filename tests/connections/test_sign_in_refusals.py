@@ -13,8 +13,8 @@ from accounts.models import AuditEvent
 from accounts.principal import principal_for_user
 from connections.choices import Purpose
 from connections.models import UpstreamCredential
-from connections.oauth_flow import SignedIn
-from connections.oauth_tokens import Grant
+from connections.oauth.flow import SignedIn
+from connections.oauth.tokens import Grant
 from connections.services import credential_signed_in
 from gateway.sign_in import sign_in_refused
 from tests.factories import ServerFactory
@@ -138,7 +138,7 @@ def test_only_a_refused_sign_in_is_taken_for_one(mode, status, challenge, expect
 
 
 def test_the_next_sign_in_asks_for_the_scope_the_server_wanted(signed_in_server, member):
-    from connections.oauth_flow import _scopes_wanted
+    from connections.oauth.flow import _scopes_wanted
     from connections.services import credential_step_up
 
     user = member("sis", "users")

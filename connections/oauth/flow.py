@@ -18,9 +18,9 @@ from oauthlib.oauth2 import WebApplicationClient
 
 from connections.choices import Purpose
 from connections.models import UpstreamCredential
-from connections.oauth_client import identity_for
-from connections.oauth_discovery import discover
-from connections.oauth_tokens import Grant, TokenRefused, TokenUnavailable, exchange
+from connections.oauth.client import identity_for
+from connections.oauth.discovery import discover
+from connections.oauth.tokens import Grant, TokenRefused, TokenUnavailable, exchange
 from core import sealing
 from core.redis_clients import sync_client
 

@@ -2,7 +2,7 @@
 sign-in there: the authorization code exchanged (PKCE verifier, RFC 8707 `resource`), a refresh (the new
 refresh token kept when the server rotates it), and revocation (RFC 7009). Requests are built by oauthlib,
 answers read with the `mcp` SDK's OAuthToken, and everything goes through the sign-in's rule for outbound
-fetches (connections/oauth_discovery.py `fetch_checked`: checked addresses, bounded, no redirects).
+fetches (connections/oauth/discovery.py `fetch_checked`: checked addresses, bounded, no redirects).
 
 `values` is what a connection keeps sealed: the tokens and where they came from (`client_id`,
 `client_secret`, `token_endpoint`, `revocation_endpoint`, `issuer`, `resource`)."""
@@ -20,7 +20,7 @@ from oauthlib.common import urlencode
 from oauthlib.oauth2.rfc6749.parameters import prepare_token_request
 from pydantic import ValidationError
 
-from connections.oauth_discovery import UpstreamOAuthRefused, fetch_checked, first_problem
+from connections.oauth.discovery import UpstreamOAuthRefused, fetch_checked, first_problem
 from core.untrusted import InputRejected, json_loads
 
 logger = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _token_request(values: dict, body: str, registered: str) -> Grant:
         raise TokenRefused(f"The authorization server refused: {said[:ERROR_TEXT_MAX]}")
     if answer.status != 200:
         raise TokenUnavailable(f"The token endpoint answered {answer.status}.")
-    from mcp.shared.auth import OAuthToken  # here, not at the top: see connections/oauth_discovery.discover
+    from mcp.shared.auth import OAuthToken  # here, not at the top: see connections/oauth/discovery.discover
 
     try:
         token = OAuthToken.model_validate(document)

@@ -6,7 +6,7 @@
 2. otherwise a client registered dynamically (RFC 7591) at the server's registration endpoint, once per
    issuer and redirect URI (UpstreamClient), its secret sealed when it got one.
 
-Registration goes through the same rule as discovery (connections/oauth_discovery.py: checked
+Registration goes through the same rule as discovery (connections/oauth/discovery.py: checked
 addresses, bounded answers, no redirects), and the answer is read with the `mcp` SDK's model."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.db import IntegrityError
 from pydantic import ValidationError
 
 from connections.models import UpstreamClient
-from connections.oauth_discovery import (
+from connections.oauth.discovery import (
     UpstreamAuthorization,
     UpstreamOAuthRefused,
     fetch_checked,
@@ -116,7 +116,7 @@ def _register(authorization: UpstreamAuthorization, *, server_url: str, base: st
         raise UpstreamOAuthRefused(
             f"The authorization server refused the registration ({answer.status}): {said}."
         )
-    from mcp.shared.auth import OAuthClientInformationFull  # here: see connections/oauth_discovery.discover
+    from mcp.shared.auth import OAuthClientInformationFull  # here: see connections/oauth/discovery.discover
 
     try:
         registered = OAuthClientInformationFull.model_validate(document)
