@@ -40,7 +40,7 @@ def is_deferred(session_id: str | None) -> bool:
 
 
 def _key(server_path: str, session_id: str) -> str:
-    return f"registry:gateway:deferred:{server_path}:{sessions._digest(session_id)}"
+    return sessions.key(sessions.Kind.DEFERRED, server_path, session_id)
 
 
 async def pairing(server_path: str, session_id: str) -> dict | None:

@@ -23,6 +23,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from enum import StrEnum
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import redis
@@ -41,16 +42,35 @@ def owner(principal: Principal) -> str:
     return f"{principal.auth_method or ''}:{principal.provider or ''}:{principal.username}"
 
 
-def _digest(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+class Kind(StrEnum):
+    """The kinds of what the gateway keeps in Redis about sessions, streams and tasks, each under the one
+    key builder (`key`): every kind has its own family of keys, and no module builds a key by hand."""
+
+    OWNER = "owner"  # who a session belongs to (this module)
+    SSE = "sse"  # an SSE-transport session's real endpoint, with its caller (this module)
+    DEFERRED = "deferred"  # a session held before its caller connected a credential (gateway/deferred.py)
+    VIRTUAL = "virtual"  # a caller's virtual session and its members' sessions (gateway/virtual/sessions.py)
+    VIRTUAL_SSE = "virtual-sse"  # a virtual server's SSE stream and the channel holding it (virtual/sse.py)
+    A2A_TASK = "a2a:task"  # whose an A2A task is (gateway/a2a/tasks.py)
+    A2A_CONTEXT = "a2a:context"  # whose an A2A context is (gateway/a2a/tasks.py)
+
+
+def digest(identifier: str) -> str:
+    """An identifier a client or an upstream chose, as it goes into a key (fixed length, any text)."""
+    return hashlib.sha256(identifier.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def key(kind: Kind, path: str, identifier: str) -> str:
+    """The one key builder: `registry:gateway:<kind>:<target path>:<digest of the identifier>`."""
+    return f"registry:gateway:{kind}:{path}:{digest(identifier)}"
 
 
 def _session_key(server_path: str, session_id: str) -> str:
-    return f"registry:gateway:owner:{server_path}:{_digest(session_id)}"
+    return key(Kind.OWNER, server_path, session_id)
 
 
 def _sse_key(server_path: str, session_id: str) -> str:
-    return f"registry:gateway:sse:{server_path}:{_digest(session_id)}"
+    return key(Kind.SSE, server_path, session_id)
 
 
 class SessionsUnavailable(Exception):

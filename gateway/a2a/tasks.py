@@ -7,8 +7,6 @@ caller owns likewise; `ListTasks` shows the caller's own tasks only."""
 
 from __future__ import annotations
 
-import hashlib
-
 import redis
 
 from core.redis_clients import async_client
@@ -49,9 +47,11 @@ class TasksUnavailable(sessions.SessionsUnavailable):
     """Redis could not say whose a task is: nothing that names one is forwarded (answered 503)."""
 
 
+KINDS = {"task": sessions.Kind.A2A_TASK, "context": sessions.Kind.A2A_CONTEXT}
+
+
 def _key(kind: str, agent_path: str, identifier: str) -> str:
-    digest = hashlib.sha256(identifier.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"registry:gateway:a2a:{kind}:{agent_path}:{digest}"
+    return sessions.key(KINDS[kind], agent_path, identifier)
 
 
 def created(result) -> tuple[set[str], set[str]]:

@@ -58,12 +58,12 @@ RECORDS = _Records()
 
 
 def _key(virtual_path: str, session_id: str) -> str:
-    return f"registry:gateway:virtual:{virtual_path}:{sessions._digest(session_id)}"
+    return sessions.key(sessions.Kind.VIRTUAL, virtual_path, session_id)
 
 
 def stateless_id(owner: str) -> str:
     """The session the gateway keeps for a 2026-07-28 caller (whose clients open none)."""
-    return f"{PREFIX}stateless-{sessions._digest(owner)}"
+    return f"{PREFIX}stateless-{sessions.digest(owner)}"
 
 
 def new_record(init_params: dict) -> dict:

@@ -40,7 +40,7 @@ _RUNNING: set[asyncio.Task] = set()  # POSTs' answers still being made (held so 
 
 
 def _key(virtual_path: str, stream_id: str) -> str:
-    return f"registry:gateway:virtual-sse:{virtual_path}:{sessions._digest(stream_id)}"
+    return sessions.key(sessions.Kind.VIRTUAL_SSE, virtual_path, stream_id)
 
 
 async def _binding(virtual_path: str, stream_id: str) -> dict | None:

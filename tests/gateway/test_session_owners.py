@@ -71,3 +71,24 @@ def test_an_ended_session_is_forgotten_by_every_process(counted_reads):
 
     wait_for(lambda: theirs._owners.get(key) is None, timeout=1, interval=0.01, what="forgotten there")
     elsewhere._stopping.set()
+
+
+def test_one_key_builder_keeps_every_kinds_keys_as_they_were():
+    """Every kind of session fact is keyed by the one builder, under the same keys as before it (a
+    deploy leaves open sessions, streams and tasks where they are)."""
+    import hashlib
+
+    from gateway import sessions
+
+    digest = hashlib.sha256(b"s-1").hexdigest()
+    keys = {kind.name: sessions.key(kind, "/team", "s-1") for kind in sessions.Kind}
+
+    assert keys == {
+        "OWNER": f"registry:gateway:owner:/team:{digest}",
+        "SSE": f"registry:gateway:sse:/team:{digest}",
+        "DEFERRED": f"registry:gateway:deferred:/team:{digest}",
+        "VIRTUAL": f"registry:gateway:virtual:/team:{digest}",
+        "VIRTUAL_SSE": f"registry:gateway:virtual-sse:/team:{digest}",
+        "A2A_TASK": f"registry:gateway:a2a:task:/team:{digest}",
+        "A2A_CONTEXT": f"registry:gateway:a2a:context:/team:{digest}",
+    }
