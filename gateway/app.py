@@ -131,7 +131,8 @@ class Gateway(front.Front):
             if answer is not None:
                 return await forwarding.json_answer(send, *answer)
             if route.virtual is None:
-                judged = await quotas.mcp_verdict(rules, principal, reached, checked)
+                methods = [method for method, _ in checked.calls]
+                judged = await decision.counted(rules, principal, reached, methods)
                 if not judged.allowed:
                     return await forwarding.json_answer(send, *quotas.mcp_refusal(judged, checked))
                 send = forwarding.headers_added(send, judged.headers)

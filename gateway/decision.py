@@ -63,17 +63,24 @@ async def judged_calls(
     rules: Rules, principal: Principal, target: Target, calls: Sequence[jsonrpc.Message]
 ) -> Judgement:
     """Steps 3 and 4 for a request already admitted."""
-    denied = {
-        index: _denial(principal, target, call)
-        for index, call in enumerate(calls)
-        if not _allowed(principal, target, call)
-    }
+    denied = {index: why for index, call in enumerate(calls) if (why := refusal(principal, target, call))}
     if denied:
         return Judgement(denied=denied)
-    counted = Tally(
-        kind for call in calls if call.kind == "request" and (kind := _counted(target, call)) is not None
-    )
-    return Judgement(limits=await quotas.verdict(rules, principal, target, dict(counted)))
+    methods = [call.method for call in calls if call.kind == "request"]
+    return Judgement(limits=await counted(rules, principal, target, methods))
+
+
+def refusal(principal: Principal, target: Target, call: jsonrpc.Message) -> str | None:
+    """Step 3 for one call: why the rule, with the operators' trust, refuses it, or None. A carrier that
+    answers each message of a batch on its own (MCP: gateway/messages.py) asks it message by message."""
+    return None if _allowed(principal, target, call) else _denial(principal, target, call)
+
+
+async def counted(rules: Rules, principal: Principal, target: Target, methods: Sequence[str]) -> Verdict:
+    """Step 4: the calls the rule let through (their methods), counted against every limit that applies
+    to the caller and the target, in one Redis round trip (listing and session upkeep never count)."""
+    kinds = Tally(kind for method in methods if (kind := _counted(target, method)) is not None)
+    return await quotas.verdict(rules, principal, target, dict(kinds))
 
 
 def _audience(principal: Principal, target: Target, audience: str) -> None:
@@ -102,10 +109,10 @@ def _denial(principal: Principal, target: Target, call: jsonrpc.Message) -> str:
     return jsonrpc.denial(principal, target.path, call)
 
 
-def _counted(target: Target, call: jsonrpc.Message) -> str | None:
+def _counted(target: Target, method: str | None) -> str | None:
     if target.kind == TargetKind.AGENT:
-        return Counted.A2A if call.method in A2A_MESSAGES else None
-    return quotas.COUNTED_MCP.get(call.method)
+        return Counted.A2A if method in A2A_MESSAGES else None
+    return quotas.COUNTED_MCP.get(method)
 
 
 # The A2A methods that send a message (v1.0 and v0.3): they count against limits; task reads, cancels and

@@ -12,7 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
-from gateway import jsonrpc, pins_seen
+from core.targets import Target, TargetKind
+from gateway import decision, jsonrpc, pins_seen
 from servers.pins import definition_of, digest_of
 
 
@@ -66,10 +67,13 @@ def check_body(payload, principal: Principal, server_path: str) -> Checked:
 
 
 def check_messages(batch: bool, messages, principal: Principal, server_path: str) -> Checked:
-    """Sort each message read from a POST body (`jsonrpc.read`) into forwarded or denied."""
+    """Sort each message read from a POST body (`jsonrpc.read`) into forwarded or denied, each by the one
+    decision's rule (gateway/decision.refusal; a server and a virtual server share it)."""
     checked = Checked(batch=batch)
+    target = Target(TargetKind.SERVER, server_path)
     for message in messages:
-        if jsonrpc.allowed(principal, server_path, message):
+        refused = decision.refusal(principal, target, message)
+        if refused is None:
             checked.forward.append(message.raw)
             if message.kind != "request":
                 continue
@@ -83,11 +87,7 @@ def check_messages(batch: bool, messages, principal: Principal, server_path: str
             checked.dropped += 1
         else:
             code = jsonrpc.INVALID_REQUEST if message.kind == "invalid" else jsonrpc.FORBIDDEN
-            checked.denied.append(
-                jsonrpc.error_message(
-                    message.raw["id"], code, jsonrpc.denial(principal, server_path, message)
-                )
-            )
+            checked.denied.append(jsonrpc.error_message(message.raw["id"], code, refused))
     return checked
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter as Tally
 
 from channels.db import database_sync_to_async
 from redis.exceptions import RedisError
@@ -122,17 +121,6 @@ def refusal(judged: Verdict) -> tuple[int, int, str, dict | None, dict[str, str]
         f"retry in {judged.retry_after_ms / 1000:.1f} s."
     )
     return 429, RATE_LIMITED, text, {"retryAfterMs": judged.retry_after_ms}, judged.headers
-
-
-def mcp_counted(checked) -> dict[str, int]:
-    """The calls a checked POST forwards, by kind (listing and session upkeep do not count)."""
-    return dict(Tally(COUNTED_MCP[method] for method, _ in checked.calls if method in COUNTED_MCP))
-
-
-async def mcp_verdict(found: Rules, principal, target: Target, checked) -> Verdict:
-    """The verdict on the calls a POST to a server forwards (a virtual server's calls are judged once
-    routed: `member_refusal`)."""
-    return await verdict(found, principal, target, mcp_counted(checked))
 
 
 def mcp_refusal(judged: Verdict, checked) -> tuple[int, object, dict]:
