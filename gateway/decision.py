@@ -9,10 +9,12 @@ every surface that lets calls through (the MCP carrier, the A2A carrier, `/valid
 4. **limits**: the calls the rule lets through, counted against every limit that applies in one Redis
    round trip (a denied call uses up no window).
 
-Steps 1 and 2 refuse the whole request (`Refusal`, protocol-neutral: each carrier words it); steps 3 and 4
-give a `Judgement`, which each carrier words in its protocol (MCP: JSON-RPC errors, -32023 with
-`retryAfterMs`; A2A: its bindings' error shapes; `/validate`: HTTP 403 and 429). `admit` is steps 1 and 2
-alone, for a carrier that judges the calls once its body is read; `judge` is all four."""
+`admit` is steps 1 and 2, which refuse the whole request (`Refusal`, protocol-neutral: each carrier words
+it), taken before a body is read; `judged_calls` is steps 3 and 4 for a request whose calls stand or fall
+together (A2A, `/validate`), giving a `Judgement`; a carrier that answers each message of a batch on its
+own (MCP) asks `refusal` message by message and `counted` for what it lets through. Each carrier words
+the outcome in its protocol (MCP: JSON-RPC errors, -32023 with `retryAfterMs`; A2A: its bindings' error
+shapes; `/validate`: HTTP 403 and 429)."""
 
 from __future__ import annotations
 
@@ -49,14 +51,6 @@ async def admit(principal: Principal, target: Target, rules: Rules, *, audience:
     epoch (gateway/quotas.rules). `audience` is the resource the request names, as the client wrote it."""
     _audience(principal, target, audience)
     await quotas.check_quarantine(rules, principal, target)
-
-
-async def judge(
-    principal: Principal, target: Target, rules: Rules, calls: Sequence[jsonrpc.Message], *, audience: str
-) -> Judgement:
-    """All four steps: Refusal from steps 1 and 2; the Judgement of steps 3 and 4."""
-    await admit(principal, target, rules, audience=audience)
-    return await judged_calls(rules, principal, target, calls)
 
 
 async def judged_calls(
