@@ -41,10 +41,6 @@ class Judgement:
     denied: dict[int, str] = field(default_factory=dict)
     limits: Verdict = ALLOWED
 
-    @property
-    def allowed(self) -> bool:
-        return not self.denied and self.limits.allowed
-
 
 async def admit(principal: Principal, target: Target, rules: Rules, *, audience: str) -> None:
     """Steps 1 and 2 (Refusal when either refuses), under the limits' snapshot `rules` of the request's

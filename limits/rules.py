@@ -10,12 +10,15 @@ from django.contrib.auth import get_user_model
 from core.targets import TARGETS
 from core.validators import normalize_path
 from limits.choices import WINDOWS, CallerKind, Counted, TargetKind
-from servers.models import Server
-from virtual_servers.models import VirtualServer
 
 NAME_MAX = 200
 REASON_MAX = 500
 LIMIT_MAX = 1_000_000_000
+MISSING = {
+    TargetKind.SERVER: "No server is registered at {path}.",
+    TargetKind.VIRTUAL_SERVER: "No virtual server is defined at {path}.",
+    TargetKind.AGENT: "No agent is registered at {path}.",
+}
 _PRINTABLE = re.compile(r"^[^\x00-\x1f\x7f]+$")
 
 
@@ -90,12 +93,8 @@ def _target_problem(kind: str, value: str) -> str | None:
     if not isinstance(value, str) or not value or len(value) > NAME_MAX or not _PRINTABLE.match(value):
         return f"Name the {kind.replace('_', ' ')} in 1 to {NAME_MAX} printable characters."
     path = target_path(kind, value)
-    if kind == TargetKind.SERVER and not Server.objects.filter(path=path).exists():
-        return f"No server is registered at {path}."
-    if kind == TargetKind.VIRTUAL_SERVER and not VirtualServer.objects.filter(path=path).exists():
-        return f"No virtual server is defined at {path}."
-    if kind == TargetKind.AGENT and not TARGETS.registered(TargetKind.AGENT, path):  # agents are above
-        return f"No agent is registered at {path}."
+    if kind in MISSING and not TARGETS.registered(kind, path):  # each app that holds targets answers
+        return MISSING[kind].format(path=path)
     return None
 
 

@@ -16,14 +16,15 @@ from servers.models import Server
 from virtual_servers.models import VirtualServer
 
 
-def _kind_at(path: str) -> str:
-    """ "server", "virtual server" or "agent": what is registered at `path` (404 when nothing is)."""
+def _held_at(path: str) -> tuple[str, Agent | None]:
+    """What is registered at `path`: ("server", None), ("virtual server", None) or ("agent", the agent);
+    404 when nothing is."""
     if Server.objects.filter(path=path).exists():
-        return "server"
+        return "server", None
     if VirtualServer.objects.filter(path=path).exists():
-        return "virtual server"
-    if Agent.objects.filter(path=path).exists():
-        return "agent"
+        return "virtual server", None
+    if (agent := Agent.objects.filter(path=path).first()) is not None:
+        return "agent", agent
     raise ApiError(404, ErrorCode.NOT_FOUND, f"No server, virtual server or agent is registered at {path}.")
 
 
@@ -35,12 +36,10 @@ class InternalAddToGroupsView(internal.InternalView):
     def post(self, request):
         data = internal.valid(internal.GroupServerSerializer, request.data)
         path, names, actor = data["server_name"], data["group_names"], principal_of(request)
-        kind = _kind_at(path)
+        kind, agent = _held_at(path)
         try:
-            if kind == "agent":
-                changed = agent_groups_grant(
-                    actor=actor, agent=Agent.objects.get(path=path), group_names=names
-                )
+            if agent is not None:
+                changed = agent_groups_grant(actor=actor, agent=agent, group_names=names)
             else:
                 changed = groups_server_grant(actor=actor, group_names=names, server_path=path)
         except GroupRefused as exc:
@@ -63,13 +62,11 @@ class InternalRemoveFromGroupsView(internal.InternalView):
     def post(self, request):
         data = internal.valid(internal.GroupServerSerializer, request.data)
         path, names, actor = data["server_name"], data["group_names"], principal_of(request)
-        kind = _kind_at(path)
+        kind, agent = _held_at(path)
         still = None
         try:
-            if kind == "agent":
-                changed = agent_groups_revoke(
-                    actor=actor, agent=Agent.objects.get(path=path), group_names=names
-                )
+            if agent is not None:
+                changed = agent_groups_revoke(actor=actor, agent=agent, group_names=names)
             else:
                 changed, still = groups_server_revoke(actor=actor, group_names=names, server_path=path)
         except GroupRefused as exc:

@@ -167,20 +167,24 @@ class ValidateView(APIView):
         server_name = server_path.lstrip("/")
         target = Target(TargetKind.SERVER, server_path, tuple(server.tags or ()) if server else ())
         principal = principal.with_trust(tool_trusts([server_path]))  # what operators withhold
-        rules, audience = rules_for(LIMITS.epoch()), _requested_path(request)
-        try:
-            async_to_sync(decision.admit)(principal, target, rules, audience=audience)
-        except routing.Refusal as refusal:
-            bearer = refusal.code in (ErrorCode.TOKEN_AUDIENCE, ErrorCode.INSUFFICIENT_SCOPE)
-            answer = {**refusal.headers, **(BEARER_CHALLENGE if bearer else {})}
-            raise ApiError(refusal.status, refusal.code, refusal.detail, answer) from None
-        messages = _messages(request)
-        if invalid := next((m for m in messages if m.kind == "invalid"), None):
-            raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_path, invalid))
-        if server is None or not server.is_enabled:
-            unknown = f"Server '{server_name}' is unknown or disabled."
-            raise ApiError(403, ErrorCode.PERMISSION_DENIED, unknown)
-        judged = async_to_sync(decision.judged_calls)(rules, principal, target, messages)
+        rules = rules_for(LIMITS.epoch())
+
+        async def decided() -> tuple[list, decision.Judgement]:  # every step, in one hop to the loop
+            try:
+                await decision.admit(principal, target, rules, audience=_requested_path(request))
+            except routing.Refusal as refusal:
+                bearer = refusal.code in (ErrorCode.TOKEN_AUDIENCE, ErrorCode.INSUFFICIENT_SCOPE)
+                answer = {**refusal.headers, **(BEARER_CHALLENGE if bearer else {})}
+                raise ApiError(refusal.status, refusal.code, refusal.detail, answer) from None
+            messages = _messages(request)
+            if invalid := next((m for m in messages if m.kind == "invalid"), None):
+                raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_path, invalid))
+            if server is None or not server.is_enabled:
+                unknown = f"Server '{server_name}' is unknown or disabled."
+                raise ApiError(403, ErrorCode.PERMISSION_DENIED, unknown)
+            return messages, await decision.judged_calls(rules, principal, target, messages)
+
+        messages, judged = async_to_sync(decided)()
         if judged.denied:
             raise ApiError(403, ErrorCode.PERMISSION_DENIED, next(iter(judged.denied.values())))
         if not judged.limits.allowed:
