@@ -16,6 +16,9 @@ from agents.choices import DEFAULT_TRANSPORT, Provider
 from agents.models import Agent
 from core.validators import validate_http_url
 
+# The methods that send an agent a message (v1.0's and v0.3's): a caller allowed one of them may use the
+# agent, and each is counted as one A2A message against the limits.
+MESSAGE_METHODS = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
 MAX_ITEMS = 50  # interfaces, modes, schemes, requirements, extensions, skill tags and examples
 
 # A2A (camelCase) names of card fields and the registry name each one stands for.

@@ -30,7 +30,7 @@ class AgentAdmin(ServiceModelAdmin):
     ordering = ("path",)
     autocomplete_fields = ("owner",)
     filter_horizontal = ("groups",)
-    # `headers` may hold the agent's credential: the console shows their names only.
+    # Shared headers may hold the agent's credential: the console shows their names only.
     readonly_fields = (
         "skill_count",
         "outbound_headers",
@@ -43,7 +43,8 @@ class AgentAdmin(ServiceModelAdmin):
     )
     fieldsets = (
         (None, {"fields": ("path", "name", "description", "url", "version", "tags", "license")}),
-        ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups", "outbound_headers")}),
+        ("Access", {"fields": ("visibility", "is_enabled", "owner", "groups")}),
+        ("Credential", {"fields": ("upstream_auth", "user_secret_header", "outbound_headers")}),
         ("Health", {"fields": ("health_status", "health_detail", "last_checked_at")}),
         ("Provider", {"fields": ("provider", "provider_organization", "provider_url")}),
         ("Skills", {"fields": ("skills", "skill_count")}),
@@ -85,7 +86,7 @@ class AgentAdmin(ServiceModelAdmin):
 
     @admin.display(description="outbound headers")
     def outbound_headers(self, obj: Agent) -> str:
-        return ", ".join(sorted(obj.headers or {})) or "—"
+        return ", ".join(sorted(obj.headers)) or "—"
 
     @admin.display(description="signed card")
     def card_signed(self, obj: Agent) -> str:

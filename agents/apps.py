@@ -7,7 +7,14 @@ class AgentsConfig(AppConfig):
     name = "agents"
 
     def ready(self):
-        from agents import selectors
-        from core.targets import TARGETS, TargetKind
+        from agents import policies, selectors
+        from agents.models import Agent
+        from core.targets import TARGETS, TargetKind, UpstreamKind
 
         TARGETS.exists[TargetKind.AGENT] = selectors.agent_exists
+        TARGETS.upstreams[TargetKind.AGENT] = UpstreamKind(
+            model=Agent,
+            usable=policies.agents_needing_credential,
+            visible=policies.agent_usable,
+            page=lambda agent: "/agents",
+        )

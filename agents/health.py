@@ -3,8 +3,10 @@
 A check does what a client does before it talks to an agent: it fetches the agent card from the well-known
 location of the agent's origin, then asks the agent's main interface for a task nobody has (`GetTask`, or
 v0.3's `tasks/get`, over JSON-RPC; `GET .../tasks/{id}` over HTTP+JSON). Any answer in the binding's own
-shape, "task not found" included, shows the interface is served. The agent's outbound headers (its
-credential from the registry) go with both requests. A gRPC interface is not probed: its card is.
+shape, "task not found" included, shows the interface is served. The registry's own credential for
+the agent (the one credential resolver's: the shared headers, or the discovery connection an
+administrator made for an agent that takes each user's) goes with both requests. A gRPC interface is
+not probed: its card is.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from django.utils import timezone
 
 from agents.choices import DEFAULT_TRANSPORT
 from agents.models import Agent
+from core.targets import TARGETS
 from core.untrusted import InputRejected, json_loads
 from servers.check_results import CheckResult
 from servers.choices import HealthStatus
 from servers.health import clip, connection_problem, header_problem, leaves, tls_context
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 CARD_PATH = "/.well-known/agent-card.json"
 PROBE_TASK = "registry-health-check"  # a task id no agent has: asked for, to see the interface answer
@@ -45,7 +49,12 @@ def check_agent(agent: Agent) -> CheckResult:
     """Check one agent from sync code (a Celery worker). Never raises; returns within about the health
     check timeout (each request gets what is left of it)."""
     timeout = float(settings.HEALTH_CHECK_TIMEOUT_SECONDS)
-    headers = dict(agent.headers or {})
+    try:  # the one credential resolver's answer for the registry's own requests (connections/resolver.py)
+        headers = TARGETS.discovery_headers(agent)
+    except CredentialMissing as missing:
+        return CheckResult(HealthStatus.NEEDS_CONNECTION, str(missing))
+    except CredentialUnavailable as unavailable:
+        return CheckResult(HealthStatus.UNHEALTHY, clip(str(unavailable)))
     started = time.monotonic()
     if problem := header_problem(headers):
         return CheckResult(HealthStatus.UNHEALTHY, problem)

@@ -6,9 +6,11 @@ from pgvector.django import HnswIndex, VectorField
 
 from agents.choices import Provider, Visibility
 from agents.querysets import AgentQuerySet
+from core.targets import TargetKind
 from core.validators import PATH_MAX_LENGTH, validate_registry_path
 from servers.choices import HealthStatus
 from servers.models import HealthChange
+from servers.shared_headers import UpstreamAuthFields
 
 EMBEDDING_DIMENSIONS = 384  # all-MiniLM-L6-v2
 
@@ -29,18 +31,21 @@ CARD_PROTOCOL_FIELDS = (
 )
 
 
-class Agent(models.Model):
+class Agent(UpstreamAuthFields):
     """An A2A agent card published to the registry, with its owner and visibility.
 
     The card keeps what an A2A v1.0 (or v0.3) card carries, so the registry can serve the card back
     faithfully (`?format=a2a`): interfaces, capabilities, I/O modes, security schemes and requirements.
     `embedding` is computed out of band: saves set `embedding_dirty` and a task embeds dirty rows.
-    `headers` are what the gateway and the health check send the agent (its credential from the
-    registry); no response and no console page shows their values. A card published with JWS
+    `upstream_auth` says whose credential the gateway sends the agent, as for servers: none, the
+    operator's shared `headers` (sealed at rest, also sent by the health check; no response and no console
+    page shows their values), or each user's own (servers/shared_headers.py). A card published with JWS
     `signatures` is kept as it came in `signed_card` and served as it is (a rewrite would break them).
     """
 
-    SECRET_FIELDS = ("headers",)  # never filtered, searched, sorted or shown (core/admin.py)
+    TARGET_KIND = TargetKind.AGENT
+    UPSTREAM_URL_FIELD = "url"
+    SECRET_FIELDS = ("sealed_headers",)  # never filtered, searched, sorted or shown (core/admin.py)
 
     name = models.CharField(max_length=200)
     description = models.TextField()
@@ -79,7 +84,6 @@ class Agent(models.Model):
     groups = models.ManyToManyField(
         Group, blank=True, related_name="agents", help_text="groups that see an internal agent"
     )
-    headers = models.JSONField(default=dict, blank=True)
     signed_card = models.JSONField(null=True, blank=True)
     # Health as for servers (agents/health.py): the card fetched and the main interface answered.
     health_status = models.CharField(

@@ -9,7 +9,9 @@ callers on every surface (the agent API, the agents page, search/), so each answ
 
 from accounts.choices import UiPermission
 from accounts.principal import Principal
+from agents.a2a import MESSAGE_METHODS
 from agents.models import Agent
+from servers.choices import USER_CREDENTIAL_MODES
 
 
 def agent_visible(principal, path: str) -> Agent | None:
@@ -58,3 +60,24 @@ def agent_may_toggle(principal: Principal, agent: Agent) -> bool:
     return principal.can(UiPermission.TOGGLE_AGENT, agent.path) or principal.can_everywhere(
         UiPermission.TOGGLE_SERVICE
     )
+
+
+def agent_usable(principal: Principal, path: str) -> Agent | None:
+    """The agent at `path` if `principal` sees it and a rule lets them message it, else None."""
+    agent = agent_visible(principal, path)
+    return agent if agent is not None and _may_message(principal, agent) else None
+
+
+def agents_needing_credential(principal: Principal) -> list[Agent]:
+    """The agents `principal` may message that need each user's own credential (the Connections page)."""
+    agents = (
+        Agent.objects.visible_to(principal)
+        .filter(upstream_auth__in=list(USER_CREDENTIAL_MODES))
+        .defer("embedding")
+        .order_by("path")
+    )
+    return [agent for agent in agents if _may_message(principal, agent)]
+
+
+def _may_message(principal: Principal, agent: Agent) -> bool:
+    return any(principal.allows_mcp(agent.path, method) for method in MESSAGE_METHODS)

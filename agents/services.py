@@ -14,10 +14,13 @@ from agents.live import agent_health_changed, agent_health_removed
 from agents.models import CARD_PROTOCOL_FIELDS, Agent, AgentHealthTransition
 from core.embeddings import EMBED_AGENTS_TASK, embed_after_commit
 from core.errors import ErrorCode
+from core.public_url import origin_of
 from core.services import apply_changes, require_editable
 from servers.check_results import CheckResult
-from servers.choices import NOT_HEALTHY, HealthStatus
+from servers.choices import NOT_HEALTHY, HealthStatus, UpstreamAuth
 from servers.services.health import CHECK_STATUSES
+from servers.shared_headers import moved_origin
+from servers.upstream_auth import mode_settled
 
 EDITABLE_FIELDS = (
     "name",
@@ -33,6 +36,8 @@ EDITABLE_FIELDS = (
     "visibility",
     "license",
     "headers",
+    "upstream_auth",
+    "user_secret_header",
     "signed_card",
 )
 CHECK_TASK = "agents.check_agent_task"
@@ -40,8 +45,9 @@ CHECK_TASK = "agents.check_agent_task"
 EMBEDDED_FIELDS = {"name", "description", "skills", "tags"}
 # Fields a full replacement (PUT) keeps when the new card omits them: omitting a field must never
 # widen who sees an agent.
-# The outbound headers are the registry's, not the card's: a new card keeps them too.
-KEPT_WHEN_OMITTED = {"visibility", "headers"}
+# The agent's credential is the registry's, not the card's: a new card keeps it too.
+CREDENTIAL_FIELDS = {"headers", "upstream_auth", "user_secret_header"}
+KEPT_WHEN_OMITTED = {"visibility", *CREDENTIAL_FIELDS}
 
 
 class AgentConflict(Exception):
@@ -63,6 +69,7 @@ def _embed_after_commit(agent: Agent) -> None:
 def agent_create(*, actor: User | None, path: str, owner: User | None = None, **fields) -> Agent:
     """Publish an agent card; it starts disabled and owned by `owner`, by default the caller."""
     require_editable(fields, EDITABLE_FIELDS)
+    fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers=False)
     if owner is None:
         owner = actor_user(actor)
     agent = Agent(
@@ -107,13 +114,11 @@ def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
     """Change an agent card; text changes mark the embedding dirty and queue the embedding task. A change
     of the card that brings no new signed card drops the old one: its signatures no longer cover it."""
     require_editable(fields, EDITABLE_FIELDS)
-    if (
-        agent.signed_card is not None
-        and "signed_card" not in fields
-        and set(fields) - {"visibility", "headers"}
-    ):
+    fields = mode_settled(fields, mode=agent.upstream_auth, headers=agent.has_headers)
+    if agent.signed_card is not None and "signed_card" not in fields and set(fields) - KEPT_WHEN_OMITTED:
         fields["signed_card"] = None
-    changed = apply_changes(agent, fields)
+    old_origin = origin_of(agent.url)
+    changed, moved = moved_origin(agent, fields, apply_changes(agent, fields), old_origin)
     if not changed:
         return agent
     update_fields = [*changed, "updated_at"]
@@ -125,7 +130,10 @@ def agent_update(*, actor: User | None, agent: Agent, **fields) -> Agent:
     with transaction.atomic():
         agent.save(update_fields=update_fields)
         audit_event_record(
-            actor=actor, action=AuditAction.AGENT_UPDATE, target=_target(agent), detail={"fields": changed}
+            actor=actor,
+            action=AuditAction.AGENT_UPDATE,
+            target=_target(agent),
+            detail={"fields": changed, **moved},
         )
         if embedded_changed:
             _embed_after_commit(agent)

@@ -75,7 +75,7 @@ keyed = Server.objects.create(path="/keyed", name="Keyed", description="d", prox
                               user_secret_header="X-API-Key: {secret}")
 admin = User.objects.create(username="bench-admin", is_superuser=True, is_staff=True)
 principal = principal_for_user(admin, auth_method=AuthMethod.SESSION)
-credential_secret_connect(actor=principal, server=keyed, user=admin, secret="the-admins-own-key")
+credential_secret_connect(actor=principal, target=keyed, user=admin, secret="the-admins-own-key")
 from datetime import timedelta
 from django.utils import timezone
 from connections.choices import Purpose

@@ -1,8 +1,8 @@
-"""Upstream credentials in the operator console (administrators only): who is connected to which server,
-since when, with which scopes and until when, never a secret; the discovery connection of a server that
-needs each user's secret (made here; a server users sign in to gets its own by a sign-in, linked from
-here); revoking, audited, through the same service as a user's disconnect; and the registry's clients
-at upstream authorization servers, including one an operator registered by hand."""
+"""Upstream credentials in the operator console (administrators only): who is connected to which server
+or agent, since when, with which scopes and until when, never a secret; the discovery connection of a
+server or agent that needs each user's secret (made here; one users sign in to gets its own by a
+sign-in, linked from here); revoking, audited, through the same service as a user's disconnect; and the
+registry's clients at upstream authorization servers, including one an operator registered by hand."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -22,24 +22,26 @@ from connections.services import (
 )
 from core.admin import ConsoleModelAdmin
 from core.public_url import base_url
+from core.targets import TARGETS
 from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
-from servers.models import Server
 
 
 class DiscoveryConnectionForm(forms.ModelForm):
-    """The discovery connection of one server: its health checks and tool discovery use it, never a
-    user's call."""
+    """The discovery connection of one server or agent: its health checks (and a server's tool discovery)
+    use it, never a user's call."""
 
     secret = forms.CharField(widget=forms.PasswordInput(render_value=False), max_length=4096, strip=False)
 
     class Meta:
         model = UpstreamCredential
-        fields = ("server",)
+        fields = ("server", "agent")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["server"].queryset = Server.objects.filter(upstream_auth__in=list(USER_CREDENTIAL_MODES))
-        self.fields["server"].help_text = "Only servers that need each user's own credential are listed."
+        for kind in ("server", "agent"):
+            model = TARGETS.upstreams[kind].model
+            self.fields[kind].queryset = model.objects.filter(upstream_auth__in=list(USER_CREDENTIAL_MODES))
+            self.fields[kind].help_text = f"Only {kind}s that need each user's own credential are listed."
 
     def clean_secret(self):
         if problem := secret_problem(self.cleaned_data["secret"]):
@@ -47,8 +49,13 @@ class DiscoveryConnectionForm(forms.ModelForm):
         return self.cleaned_data["secret"]
 
     def clean(self):
-        server = self.cleaned_data.get("server")
-        if server is not None and server.upstream_auth == UpstreamAuth.USER_OAUTH:
+        chosen = [
+            t for t in (self.cleaned_data.get("server"), self.cleaned_data.get("agent")) if t is not None
+        ]
+        if len(chosen) != 1:
+            raise ValidationError("Choose one server or one agent.")
+        server = self.cleaned_data["target"] = chosen[0]
+        if server.upstream_auth == UpstreamAuth.USER_OAUTH:
             raise ValidationError(
                 format_html(
                     'Users sign in to {}: make its discovery connection by a sign-in at <a href="{}">{}</a>.',
@@ -65,12 +72,13 @@ class DiscoveryConnectionForm(forms.ModelForm):
 
 @admin.register(UpstreamCredential)
 class UpstreamCredentialAdmin(ConsoleModelAdmin):
-    list_display = ("server", "user", "purpose", "scopes", "expires_at", "created_at", "updated_at")
+    list_display = ("target", "user", "purpose", "scopes", "expires_at", "created_at", "updated_at")
     list_filter = ("purpose", "mode")
-    search_fields = ("server__path", "user__username", "account_name")
-    list_select_related = ("server", "user")
+    search_fields = ("server__path", "agent__path", "user__username", "account_name")
+    list_select_related = ("server", "agent", "user")
     readonly_fields = (
         "server",
+        "agent",
         "user",
         "purpose",
         "mode",
@@ -88,7 +96,7 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:
             kwargs["form"] = DiscoveryConnectionForm
-            kwargs["fields"] = ("server", "secret")
+            kwargs["fields"] = ("server", "agent", "secret")
         return super().get_form(request, obj, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
@@ -103,7 +111,7 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
     def save_model(self, request, obj, form, change):
         credential = credential_secret_connect(
             actor=request.user,
-            server=form.cleaned_data["server"],
+            target=form.cleaned_data["target"],
             user=None,
             secret=form.cleaned_data["secret"],
             purpose=Purpose.DISCOVERY,
@@ -113,7 +121,7 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
     @admin.action(description="Revoke the selected connections (their owners must connect again)")
     def revoke(self, request, queryset):
         count = 0
-        for credential in queryset.select_related("server", "user"):
+        for credential in queryset.select_related("server", "agent", "user"):
             credential_disconnect(actor=request.user, credential=credential, by_administrator=True)
             count += 1
         self.message_user(request, f"{count} connections revoked.", messages.SUCCESS)

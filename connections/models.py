@@ -6,7 +6,8 @@ from connections.choices import Purpose
 
 
 class UpstreamCredential(models.Model):
-    """A credential the gateway sends to one server on someone's behalf: a user's own secret (purpose
+    """A credential the gateway sends to one target (a server or an A2A agent: exactly one of the two keys,
+    named by the target's kind) on someone's behalf: a user's own secret (purpose
     `user`), or the discovery connection an administrator made (purpose `discovery`, no user).
 
     `sealed` is AES-GCM under CREDENTIAL_KEYS (core/sealing.py), bound to the user, the server, the
@@ -16,7 +17,10 @@ class UpstreamCredential(models.Model):
     SECRET_FIELDS = ("sealed",)  # never filtered, searched, sorted or shown (core/admin.py)
 
     server = models.ForeignKey(
-        "servers.Server", on_delete=models.CASCADE, related_name="upstream_credentials"
+        "servers.Server", null=True, blank=True, on_delete=models.CASCADE, related_name="upstream_credentials"
+    )
+    agent = models.ForeignKey(
+        "agents.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="upstream_credentials"
     )
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -44,22 +48,47 @@ class UpstreamCredential(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["server_id", "user_id"]
+        ordering = ["server_id", "agent_id", "user_id"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(server__isnull=False, agent__isnull=True)
+                | Q(server__isnull=True, agent__isnull=False),
+                name="upstream_credential_one_target",
+            ),
             models.UniqueConstraint(
                 fields=["server", "user", "purpose"],
-                condition=Q(user__isnull=False),
+                condition=Q(user__isnull=False, server__isnull=False),
                 name="upstream_credential_one_per_user",
             ),
             models.UniqueConstraint(
                 fields=["server", "purpose"],
-                condition=Q(user__isnull=True),
+                condition=Q(user__isnull=True, server__isnull=False),
                 name="upstream_credential_one_shared",
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "user", "purpose"],
+                condition=Q(user__isnull=False, agent__isnull=False),
+                name="upstream_credential_agent_one_per_user",
+            ),
+            models.UniqueConstraint(
+                fields=["agent", "purpose"],
+                condition=Q(user__isnull=True, agent__isnull=False),
+                name="upstream_credential_agent_one_shared",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.server} · {self.user or self.purpose}"
+        return f"{self.target} · {self.user or self.purpose}"
+
+    @property
+    def target(self):
+        """The server or the agent the credential is for."""
+        return self.server if self.server_id is not None else self.agent
+
+
+def of_target(target) -> dict:
+    """The lookup of a target's credentials: `{"server": server}` or `{"agent": agent}` (by its kind)."""
+    return {target.TARGET_KIND: target}
 
 
 class UpstreamClient(models.Model):

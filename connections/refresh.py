@@ -36,7 +36,7 @@ def expiring(credential: UpstreamCredential) -> bool:
     return credential.expires_at is not None and credential.expires_at - margin <= timezone.now()
 
 
-def fresh(credential: UpstreamCredential, server, values: dict, *, rejected: str | None = None) -> dict:
+def fresh(credential: UpstreamCredential, target, values: dict, *, rejected: str | None = None) -> dict:
     """The connection's values with an access token that is neither expiring nor `rejected` (the one the
     upstream just refused)."""
     if rejected is None and not expiring(credential):
@@ -51,13 +51,17 @@ def fresh(credential: UpstreamCredential, server, values: dict, *, rejected: str
     if not acquired:
         raise SignInUnavailable("The sign-in is being refreshed by another process; try again.")
     try:
-        current = UpstreamCredential.objects.filter(pk=credential.pk).select_related("server", "user").first()
+        current = (
+            UpstreamCredential.objects.filter(pk=credential.pk)
+            .select_related("server", "agent", "user")
+            .first()
+        )
         if current is None:
             raise SignInLost("The connection was removed.")
         try:
-            values = open_for(current, server)
+            values = open_for(current, target)
         except Unsealable:
-            raise SignInLost("The server changed since the connection was made.") from None
+            raise SignInLost("The target changed since the connection was made.") from None
         if values["access_token"] != (rejected or values["access_token"]) or (
             rejected is None and not expiring(current)
         ):
@@ -70,7 +74,7 @@ def fresh(credential: UpstreamCredential, server, values: dict, *, rejected: str
             raise SignInLost(str(refused)) from None
         except oauth_tokens.TokenUnavailable as unavailable:
             raise SignInUnavailable(str(unavailable)) from None
-        fresh_values = credential_refreshed(credential=current, server=server, values=values, grant=grant)
+        fresh_values = credential_refreshed(credential=current, target=target, values=values, grant=grant)
         credential.expires_at = current.expires_at
         return fresh_values
     finally:

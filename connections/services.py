@@ -11,14 +11,14 @@ from django.utils import timezone
 from accounts.choices import AuditAction
 from accounts.services.audit import actor_user, audit_event_record
 from connections.choices import Purpose
-from connections.models import UpstreamClient, UpstreamCredential
+from connections.models import UpstreamClient, UpstreamCredential, of_target
 from connections.oauth import tokens as oauth_tokens
 from connections.oauth.client import client_secret_sealed
 from connections.sealed import fits, open_as_connected, resealed, seal_for
 from core import sealing
 from core.public_url import origin_of
+from core.targets import TARGETS
 from servers.choices import UpstreamAuth
-from servers.models import Server
 
 logger = logging.getLogger(__name__)
 
@@ -39,22 +39,22 @@ def secret_problem(secret: str) -> str | None:
     return None
 
 
-def credential_secret_connect(*, actor, server, user, secret: str, purpose: str = Purpose.USER):
-    """Store `user`'s secret for `server` (or, with purpose `discovery` and no user, the discovery
-    connection), replacing the one before."""
-    if server.upstream_auth != UpstreamAuth.USER_SECRET:
-        raise ConnectionRefused(f"{server.path} does not take each user's secret.")
+def credential_secret_connect(*, actor, target, user, secret: str, purpose: str = Purpose.USER):
+    """Store `user`'s secret for `target` (a server or an agent; or, with purpose `discovery` and no user,
+    the discovery connection), replacing the one before."""
+    if target.upstream_auth != UpstreamAuth.USER_SECRET:
+        raise ConnectionRefused(f"{target.path} does not take each user's secret.")
     if purpose == Purpose.USER and (user is None or user.is_service_account):
-        raise ConnectionRefused("Service accounts use only servers with no credential or shared headers.")
+        raise ConnectionRefused("Service accounts use only targets with no credential or shared headers.")
     if problem := secret_problem(secret):
         raise ConnectionRefused(problem)
     user_id = user.pk if purpose == Purpose.USER else None
     sealed, mode, origin = seal_for(
-        server=server, user_id=user_id, purpose=purpose, values={"secret": secret.strip()}
+        target=target, user_id=user_id, purpose=purpose, values={"secret": secret.strip()}
     )
     with transaction.atomic():
         credential, created = UpstreamCredential.objects.update_or_create(
-            server=server,
+            **of_target(target),
             user_id=user_id,
             purpose=purpose,
             defaults={"sealed": sealed, "mode": mode, "origin": origin, "connected_by": actor_user(actor)},
@@ -62,23 +62,24 @@ def credential_secret_connect(*, actor, server, user, secret: str, purpose: str 
         audit_event_record(
             actor=actor,
             action=AuditAction.CONNECTION_CONNECT,
-            target=f"server:{server.path}",
+            target=audit_target(target),
             detail={"purpose": purpose, "user": user.username if user_id else "", "replaced": not created},
         )
     return credential
 
 
 def credential_signed_in(*, actor, user, signed_in):
-    """Store the tokens of a completed sign-in (connections/oauth/flow.py) for its server and `user` (None
-    for the discovery connection), replacing the connection before. Refused when the server changed its
-    mode or address since the sign-in began: the tokens are for the server as it was."""
-    server = Server.objects.filter(pk=signed_in.server_id).first()
+    """Store the tokens of a completed sign-in (connections/oauth/flow.py) for its target and `user` (None
+    for the discovery connection), replacing the connection before. Refused when the target changed its
+    mode or address since the sign-in began: the tokens are for the target as it was."""
+    kind = TARGETS.upstreams.get(signed_in.kind)
+    target = kind.model.objects.filter(pk=signed_in.target_id).first() if kind is not None else None
     if (
-        server is None
-        or server.upstream_auth != UpstreamAuth.USER_OAUTH
-        or origin_of(server.proxy_pass_url) != origin_of(signed_in.server_url)
+        target is None
+        or target.upstream_auth != UpstreamAuth.USER_OAUTH
+        or origin_of(target.upstream_url) != origin_of(signed_in.target_url)
     ):
-        raise ConnectionRefused("The server changed while you were signing in: nothing was connected.")
+        raise ConnectionRefused("The target changed while you were signing in: nothing was connected.")
     grant = signed_in.grant
     values = {
         **signed_in.values,
@@ -86,10 +87,10 @@ def credential_signed_in(*, actor, user, signed_in):
         "refresh_token": grant.refresh_token,
     }
     user_id = user.pk if user is not None else None
-    sealed, mode, origin = seal_for(server=server, user_id=user_id, purpose=signed_in.purpose, values=values)
+    sealed, mode, origin = seal_for(target=target, user_id=user_id, purpose=signed_in.purpose, values=values)
     with transaction.atomic():
         credential, created = UpstreamCredential.objects.update_or_create(
-            server=server,
+            **of_target(target),
             user_id=user_id,
             purpose=signed_in.purpose,
             defaults={
@@ -105,7 +106,7 @@ def credential_signed_in(*, actor, user, signed_in):
         audit_event_record(
             actor=actor,
             action=AuditAction.CONNECTION_CONNECT,
-            target=f"server:{server.path}",
+            target=audit_target(target),
             detail={
                 "purpose": signed_in.purpose,
                 "user": user.username if user is not None else "",
@@ -117,12 +118,12 @@ def credential_signed_in(*, actor, user, signed_in):
     return credential
 
 
-def credential_refreshed(*, credential: UpstreamCredential, server, values: dict, grant) -> dict:
+def credential_refreshed(*, credential: UpstreamCredential, target, values: dict, grant) -> dict:
     """Keep a refreshed sign-in (no audit: routine; no cache epoch: the old token stays in use where it is
     cached until it fails or expires). The connection's values as they are now."""
     values = {**values, "access_token": grant.access_token, "refresh_token": grant.refresh_token}
     sealed, _, _ = seal_for(
-        server=server, user_id=credential.user_id, purpose=credential.purpose, values=values
+        target=target, user_id=credential.user_id, purpose=credential.purpose, values=values
     )
     UpstreamCredential.objects.filter(pk=credential.pk).update(
         sealed=sealed, expires_at=grant.expires_at, scopes=(grant.scopes or credential.scopes)[:1000]
@@ -137,7 +138,7 @@ def credential_refresh_failed(*, credential: UpstreamCredential, reason: str) ->
         audit_event_record(
             actor=None,
             action=AuditAction.CONNECTION_REFRESH_FAILED,
-            target=f"server:{credential.server.path}",
+            target=audit_target(credential.target),
             detail={
                 "purpose": credential.purpose,
                 "user": credential.user.username if credential.user else "",
@@ -161,13 +162,18 @@ def credential_disconnect(*, actor, credential: UpstreamCredential, by_administr
         audit_event_record(
             actor=actor,
             action=AuditAction.CONNECTION_REVOKE if by_administrator else AuditAction.CONNECTION_DISCONNECT,
-            target=f"server:{credential.server.path}",
+            target=audit_target(credential.target),
             detail={
                 "purpose": credential.purpose,
                 "user": credential.user.username if credential.user else "",
             },
         )
         credential.delete()
+
+
+def audit_target(target) -> str:
+    """How the audit trail names a credential's target: `server:/path` or `agent:/path`."""
+    return f"{target.TARGET_KIND}:{target.path}"
 
 
 def upstream_client_problem(*, issuer: str, client_id: str, secret: str) -> str | None:
@@ -219,12 +225,12 @@ def credentials_reseal(*, progress=None) -> tuple[int, int]:
     done = failed = 0
     stale = [
         c
-        for c in UpstreamCredential.objects.select_related("server")
+        for c in UpstreamCredential.objects.select_related("server", "agent")
         if not sealing.sealed_with_newest(c.sealed)
     ]
     for index, credential in enumerate(stale, 1):
         try:
-            credential.sealed = resealed(credential, credential.server)
+            credential.sealed = resealed(credential, credential.target)
         except sealing.Unsealable:
             failed += 1
         else:
@@ -236,15 +242,15 @@ def credentials_reseal(*, progress=None) -> tuple[int, int]:
 
 
 def credentials_prune() -> int:
-    """Remove the credentials that can no longer be used: their user was deactivated, or their server's
+    """Remove the credentials that can no longer be used: their user was deactivated, or their target's
     mode or origin changed since they were connected. Safe to run twice."""
     doomed = []
-    for credential in UpstreamCredential.objects.select_related("server", "user"):
+    for credential in UpstreamCredential.objects.select_related("server", "agent", "user"):
         inactive = credential.user is not None and not credential.user.is_active
-        if inactive or not fits(credential, credential.server):
+        if inactive or not fits(credential, credential.target):
             doomed.append(credential.pk)
     if doomed:
-        for credential in UpstreamCredential.objects.filter(pk__in=doomed).select_related("server"):
+        for credential in UpstreamCredential.objects.filter(pk__in=doomed).select_related("server", "agent"):
             _revoke_upstream(credential)
         with transaction.atomic():
             UpstreamCredential.objects.filter(pk__in=doomed).delete()
@@ -266,4 +272,4 @@ def _revoke_upstream(credential: UpstreamCredential) -> None:
     except sealing.Unsealable:
         return
     if not oauth_tokens.revoke(values, registered=credential.origin):
-        logger.info("The sign-in to %s was not revoked at its upstream.", credential.server.path)
+        logger.info("The sign-in to %s was not revoked at its upstream.", credential.target.path)

@@ -1,8 +1,9 @@
-"""The Connections page (`/connections`): every server the user may use that needs their own credential,
-with connect, replace and disconnect. Connecting happens on a page of ours that needs the user's session,
-so a link in a chat can only bring someone to their own page: a secret is typed there (sealed and never
-shown again, not even to its owner), or a sign-in at the server's authorization server begins there with a
-button (connections/oauth/flow.py) and ends at our callback, in the same user's session."""
+"""The Connections page (`/connections`): every server and agent the user may use that needs their own
+credential (core/targets.py `upstreams`), with connect, replace and disconnect. Connecting happens on a
+page of ours that needs the user's session, so a link in a chat can only bring someone to their own page:
+a secret is typed there (sealed and never shown again, not even to its owner), or a sign-in at the
+target's authorization server begins there with a button (connections/oauth/flow.py) and ends at our
+callback, in the same user's session."""
 
 from django.contrib import messages
 from django.http import HttpResponseRedirect, JsonResponse
@@ -14,7 +15,7 @@ from connections.choices import Purpose
 from connections.oauth import flow as oauth_flow
 from connections.oauth.client import client_metadata
 from connections.oauth.discovery import UpstreamOAuthRefused, discover
-from connections.selectors import connection_of, connections_of
+from connections.selectors import connection_of, connections_of, target_usable
 from connections.services import (
     ConnectionRefused,
     credential_disconnect,
@@ -24,9 +25,9 @@ from connections.services import (
 from core.content_policy import policy_sending_forms_to
 from core.errors import ApiError, ErrorCode
 from core.public_url import base_url, origin_of
+from core.targets import TARGETS, TargetKind
+from core.validators import normalize_path
 from servers.choices import USER_CREDENTIAL_MODES, UpstreamAuth
-from servers.models import Server
-from servers.policies import server_visible
 from servers.views import problem_page
 
 PAGE = "/connections"
@@ -35,56 +36,59 @@ PAGE = "/connections"
 @require_http_methods(["GET"])
 @session_page
 def connections_page(request, principal):
-    """GET /connections: the servers that need the user's own credential, connected or not."""
+    """GET /connections: the servers and agents that need the user's own credential, connected or not."""
     return render(request, "connections/connections.html", {"rows": connections_of(principal)})
 
 
 @require_http_methods(["GET", "POST"])
 @session_page
 def connect_page(request, principal, service_path):
-    """GET/POST /connections/<path>: connect (or replace) the user's secret for one server."""
+    """GET/POST /connections/<path>: connect (or replace) the user's secret for one server or agent."""
     try:
-        server = _needing_credential(principal, service_path)
+        target = _needing_credential(principal, service_path)
     except ApiError as refusal:
         return problem_page(request, refusal)
-    if server.upstream_auth == UpstreamAuth.USER_OAUTH:
-        return _sign_in_page(request, principal, server)
+    if target.upstream_auth == UpstreamAuth.USER_OAUTH:
+        return _sign_in_page(request, principal, target)
     problem = None
     if request.method == "POST":
         try:
             credential_secret_connect(
-                actor=principal, server=server, user=principal.user, secret=request.POST.get("secret", "")
+                actor=principal, target=target, user=principal.user, secret=request.POST.get("secret", "")
             )
         except ConnectionRefused as refused:
             problem = str(refused)
         else:
-            messages.success(request, f"{server.name} is connected: go back to your MCP host and try again.")
+            messages.success(
+                request, f"{target.name} is connected: go back to your {_client_of(target)} and try again."
+            )
             return HttpResponseRedirect(PAGE)
     context = {
-        "server": server,
-        "origin": origin_of(server.proxy_pass_url),
-        "header_name": server.user_secret_header.partition(":")[0].strip(),
-        "connected": connection_of(principal, server) is not None,
+        "target": target,
+        "kind": target.TARGET_KIND,
+        "origin": origin_of(target.upstream_url),
+        "header_name": target.user_secret_header.partition(":")[0].strip(),
+        "connected": connection_of(principal, target) is not None,
         "problem": problem,
     }
     return render(request, "connections/connect.html", context, status=400 if problem else 200)
 
 
-def _sign_in_page(request, principal, server):
-    """GET: what signing in at the server means; POST: begin it (a redirect to its authorization server).
-    An administrator can make the server's discovery connection here too (`purpose=discovery`)."""
+def _sign_in_page(request, principal, target):
+    """GET: what signing in at the target means; POST: begin it (a redirect to its authorization server).
+    An administrator can make the target's discovery connection here too (`purpose=discovery`)."""
     purpose = request.POST.get("purpose") if request.method == "POST" else request.GET.get("purpose")
     discovery = purpose == Purpose.DISCOVERY and principal.is_admin
     problem = authorization = None
     if request.method == "GET":
         try:
-            authorization = discover(server.proxy_pass_url)
+            authorization = discover(target.upstream_url, target.TARGET_KIND)
         except UpstreamOAuthRefused as refused:
             problem = str(refused)
     else:
         try:
             authorization_url = oauth_flow.start(
-                server=server,
+                target=target,
                 by=principal.user,
                 purpose=Purpose.DISCOVERY if discovery else Purpose.USER,
                 base=base_url(request),
@@ -94,15 +98,16 @@ def _sign_in_page(request, principal, server):
         else:
             return HttpResponseRedirect(authorization_url)
     context = {
-        "server": server,
-        "origin": origin_of(server.proxy_pass_url),
-        "connected": connection_of(principal, server) is not None,
+        "target": target,
+        "kind": target.TARGET_KIND,
+        "origin": origin_of(target.upstream_url),
+        "connected": connection_of(principal, target) is not None,
         "discovery": discovery,
         "issuer": authorization.issuer if authorization else "",
         "problem": problem,
     }
     page = render(request, "connections/sign_in.html", context, status=502 if problem else 200)
-    if authorization is not None:  # the form's answer redirects to the server's sign-in page
+    if authorization is not None:  # the form's answer redirects to the target's sign-in page
         page["Content-Security-Policy"] = policy_sending_forms_to(authorization.authorization_endpoint)
     return page
 
@@ -121,26 +126,28 @@ def sign_in_callback(request, principal):
         credential = credential_signed_in(actor=principal, user=user, signed_in=signed_in)
     except (oauth_flow.SignInRefused, ConnectionRefused) as refused:
         return render(request, "connections/sign_in_failed.html", {"problem": str(refused)}, status=400)
-    server = Server.objects.get(pk=credential.server_id)
+    target = credential.target
     if signed_in.purpose == Purpose.DISCOVERY:
-        messages.success(request, f"The discovery connection of {server.name} is made.")
-        return HttpResponseRedirect(f"/servers{server.path}")
-    messages.success(request, f"{server.name} is connected: go back to your MCP host and try again.")
+        messages.success(request, f"The discovery connection of {target.name} is made.")
+        return HttpResponseRedirect(TARGETS.upstreams[target.TARGET_KIND].page(target))
+    messages.success(
+        request, f"{target.name} is connected: go back to your {_client_of(target)} and try again."
+    )
     return HttpResponseRedirect(PAGE)
 
 
 @require_POST
 @session_page
 def disconnect(request, principal, service_path):
-    """POST /connections/<path>/disconnect: forget the user's credential for the server."""
+    """POST /connections/<path>/disconnect: forget the user's credential for the server or agent."""
     try:
-        server = _needing_credential(principal, service_path)
+        target = _needing_credential(principal, service_path)
     except ApiError as refusal:
         return problem_page(request, refusal)
-    credential = connection_of(principal, server)
+    credential = connection_of(principal, target)
     if credential is not None:
         credential_disconnect(actor=principal, credential=credential)
-        messages.success(request, f"{server.name} is disconnected; your secret is deleted.")
+        messages.success(request, f"{target.name} is disconnected; your secret is deleted.")
     return HttpResponseRedirect(PAGE)
 
 
@@ -153,13 +160,19 @@ def client_document(request):
     return response
 
 
+def _client_of(target) -> str:
+    return "A2A client" if target.TARGET_KIND == TargetKind.AGENT else "MCP host"
+
+
 def _needing_credential(principal, service_path: str):
-    """The server at `service_path` when the caller may use it and it takes each user's credential."""
-    server = server_visible(principal, service_path)
-    if server.upstream_auth not in USER_CREDENTIAL_MODES:
-        raise ApiError(404, ErrorCode.NOT_FOUND, f"{server.path} needs no credential of yours.")
+    """The server or agent at `service_path` when the caller may use it and it takes each user's
+    credential."""
+    path = normalize_path(service_path)
+    target = target_usable(principal, path)
+    if target is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"No server or agent you may use is registered at {path}.")
+    if target.upstream_auth not in USER_CREDENTIAL_MODES:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"{target.path} needs no credential of yours.")
     if principal.user is None or principal.user.is_service_account:
         raise ApiError(403, ErrorCode.PERMISSION_DENIED, "Service accounts cannot connect credentials.")
-    if not principal.allows_mcp(server.path, "initialize"):
-        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"You may not use {server.path}.")
-    return server
+    return target

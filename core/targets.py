@@ -7,7 +7,9 @@ the apps below them, filled in each app's `AppConfig.ready()`:
 - `discovery_entries`: more entries of the public discovery document (`/.well-known/mcp-servers`);
 - `dashboard_sections`: more sections of the dashboard;
 - `discovery_headers`: the outbound headers of health checks and tool discovery (the credential resolver);
-- `token_reach`: the check of a credential narrowed to one server and chosen tools.
+- `token_reach`: the check of a credential narrowed to one server and chosen tools;
+- `upstreams`: the kinds that hold an upstream credential (servers, agents), by kind: the Connections
+  page, the sign-in and the credential resolver serve every one alike.
 
 An app asks the registry, never imports upward: the layers of `.importlinter` stay what they say. A new
 kind of target is one entry here and one adapter in the gateway."""
@@ -35,6 +37,19 @@ class Target:
     tags: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class UpstreamKind:
+    """A kind of target that holds an upstream credential (its model has servers/shared_headers.py's
+    fields): its model; `usable(principal)`, the targets of the kind that need the caller's own credential
+    and that the caller may use, by path; `visible(principal, path)`, the one at a path that the caller
+    may use, or None; `page(target)`, where its page is."""
+
+    model: type
+    usable: Callable
+    visible: Callable
+    page: Callable[[object], str]
+
+
 @dataclass
 class Registry:
     holders: dict[str, Callable[[str], str | None]] = field(default_factory=dict)
@@ -43,6 +58,7 @@ class Registry:
     dashboard_sections: list[Callable] = field(default_factory=list)
     discovery_headers: Callable | None = None
     token_reach: Callable | None = None
+    upstreams: dict[str, UpstreamKind] = field(default_factory=dict)
 
     def holder_of(self, path: str) -> str | None:
         """What holds `path` besides a server ("the virtual server Team tools"), or None."""

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from accounts.principal import Principal
+from agents.a2a import MESSAGE_METHODS
 from core.errors import ErrorCode
 from core.targets import Target, TargetKind
 from gateway import jsonrpc, quotas
@@ -76,11 +77,18 @@ async def counted(rules: Rules, principal: Principal, target: Target, methods: S
 def _audience(principal: Principal, target: Target, audience: str) -> None:
     if principal.audience is None:
         return
-    if target.kind == TargetKind.AGENT or principal.bound_elsewhere(audience):
+    if principal.bound_elsewhere(audience):
         raise Refusal(401, ErrorCode.TOKEN_AUDIENCE, AUDIENCE_REFUSED)
     if principal.lacks_oauth_scope("mcp"):
         raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
-    if not principal.allows_mcp(target.path, jsonrpc.INITIALIZE):
+    if target.kind == TargetKind.AGENT:
+        if not any(principal.allows_mcp(target.path, method) for method in A2A_MESSAGES):
+            raise Refusal(
+                403,
+                ErrorCode.INSUFFICIENT_SCOPE,
+                f"'{principal.username}' may not use agent '{target.path}'.",
+            )
+    elif not principal.allows_mcp(target.path, jsonrpc.INITIALIZE):
         raise Refusal(
             403, ErrorCode.INSUFFICIENT_SCOPE, f"'{principal.username}' may not use server '{target.path}'."
         )
@@ -107,4 +115,4 @@ def _counted(target: Target, method: str | None) -> str | None:
 
 # The A2A methods that send a message (v1.0 and v0.3): they count against limits; task reads, cancels and
 # push configurations do not. The tasks their answers show are the sender's (gateway/a2a/tasks.py).
-A2A_MESSAGES = frozenset({"SendMessage", "SendStreamingMessage", "message/send", "message/stream"})
+A2A_MESSAGES = MESSAGE_METHODS

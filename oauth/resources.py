@@ -1,5 +1,6 @@
 """Which resource (RFC 8707) a token is for: a server behind the gateway (`<origin>/<server path>/mcp`,
-or its `/sse` endpoint) or the registry's own APIs (`<origin>`). One rule, used when a client asks for a
+or its `/sse` endpoint), an A2A agent behind it (`<origin>/<agent path>/a2a`) or the registry's own APIs
+(`<origin>`). One rule, used when a client asks for a
 token (oauth/views/authorization.py), when its metadata is published (RFC 9728) and when the token is
 presented (the gateway and the APIs compare the principal's audience with where it is used)."""
 
@@ -10,7 +11,7 @@ from urllib.parse import urlsplit
 
 from accounts.principal import REGISTRY
 from core.public_url import origin_of
-from gateway.paths import PathRefused, gateway_path
+from gateway.paths import PathRefused, agent_path, gateway_path
 
 __all__ = [
     "REGISTRY",
@@ -42,9 +43,10 @@ class Resource:
 
 
 def audience_of_path(path: str) -> str | None:
-    """The audience a request path is served for: the server path of a gateway path, else None."""
+    """The audience a request path is served for: the server (or agent) path of a gateway path, else
+    None."""
     try:
-        target = gateway_path(path.encode())
+        target = gateway_path(path.encode()) or agent_path(path.encode())
     except PathRefused:
         return None
     return target.candidates[0] if target is not None else None
@@ -61,10 +63,15 @@ def resource_of(url: str, *, origins: set[str]) -> Resource:
         return Resource(url=url.strip(), audience=REGISTRY)
     try:
         target = gateway_path(parts.path.encode())
+        agent = agent_path(parts.path.encode()) if target is None else None
     except PathRefused as refused:
         raise ResourceRefused(str(refused)) from None
+    if agent is not None and not agent.rest:
+        return Resource(url=url.strip(), audience=agent.candidates[0])
     if target is None or target.endpoint == "messages":
-        raise ResourceRefused("A resource is the registry's URL or a server's gateway URL (…/mcp).")
+        raise ResourceRefused(
+            "A resource is the registry's URL, a server's gateway URL (…/mcp) or an agent's (…/a2a)."
+        )
     return Resource(url=url.strip(), audience=target.candidates[0])
 
 

@@ -94,9 +94,9 @@ class ServerAdmin(SeenServersAdmin, ServiceModelAdmin):
         "created_at",
         "updated_at",
     )
-    # `headers` may hold credentials: the console shows their names only. Embeddings are the search's
-    # internals, never shown or edited.
-    exclude = ("headers", "embedding", "embedding_dirty", "unhealthy_since", "num_tools")
+    # Shared headers may hold credentials: the console shows their names only. Embeddings are the
+    # search's internals, never shown or edited.
+    exclude = ("sealed_headers", "embedding", "embedding_dirty", "unhealthy_since", "num_tools")
     inlines = [ToolInline]
     actions = ["enable_selected", "disable_selected"]
 

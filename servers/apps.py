@@ -7,10 +7,16 @@ class ServersConfig(AppConfig):
     name = "servers"
 
     def ready(self):
-        from core.targets import TARGETS, TargetKind
+        from core.targets import TARGETS, TargetKind, UpstreamKind
         from servers import cache, policies
         from servers.models import Server
 
         cache.connect()
         TARGETS.exists[TargetKind.SERVER] = lambda path: Server.objects.filter(path=path).exists()
         TARGETS.token_reach = policies.reach_for
+        TARGETS.upstreams[TargetKind.SERVER] = UpstreamKind(
+            model=Server,
+            usable=policies.servers_needing_credential,
+            visible=policies.server_usable,
+            page=lambda server: f"/servers{server.path}",
+        )

@@ -18,7 +18,7 @@ from django.db.models.signals import post_delete, post_save
 from core.epochs import EpochCache
 
 ROUTES = EpochCache("servers")
-ROUTE_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers", "tags"})
+ROUTE_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "sealed_headers", "upstream_auth", "tags"})
 LISTINGS = EpochCache("server-listings", max_entries=256)
 HEALTH = EpochCache("server-health", max_entries=1)  # only its epoch is used
 # Saves that change nothing a listing shows (embeddings), and those of a health check

@@ -64,12 +64,12 @@ class Transport(models.TextChoices):
 
 
 class UpstreamAuth(models.TextChoices):
-    """Where the gateway's credentials to the server come from (servers/upstream_auth.py)."""
+    """Where the gateway's credentials to a server or an agent come from (servers/upstream_auth.py)."""
 
     NONE = "none", "None"
     SHARED_HEADERS = "shared_headers", "Shared headers (one credential for every caller)"
     USER_SECRET = "user_secret", "Each user's own secret (API key or personal access token)"
-    USER_OAUTH = "user_oauth", "Each user's own sign-in at the server (OAuth)"
+    USER_OAUTH = "user_oauth", "Each user's own sign-in at the target (OAuth)"
 
 
 USER_CREDENTIAL_MODES = frozenset({UpstreamAuth.USER_SECRET, UpstreamAuth.USER_OAUTH})

@@ -1,14 +1,13 @@
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Collate
 from pgvector.django import HnswIndex, VectorField
 
 from core.embeddings import EMBEDDING_DIMENSIONS
+from core.targets import TargetKind
 from core.validators import PATH_MAX_LENGTH, validate_http_url, validate_registry_path
 from servers.choices import (
-    USER_CREDENTIAL_MODES,
     AuthType,
     HealthStatus,
     PinSubject,
@@ -16,21 +15,22 @@ from servers.choices import (
     ToolChangeSeenIn,
     ToolChangeStatus,
     Transport,
-    UpstreamAuth,
 )
 from servers.querysets import ServerQuerySet, ToolQuerySet
-from servers.upstream_auth import mode_problems
+from servers.shared_headers import UpstreamAuthFields
 
 
-class Server(models.Model):
+class Server(UpstreamAuthFields):
     """An MCP server behind the gateway: where to proxy to, what it offers and whether it answers.
 
-    `headers` are the outbound headers the gateway sends to the server (credentials, usually); no API
-    response and no admin list ever shows them. `upstream_auth` says whose credential the gateway sends:
-    none, those shared headers, or each user's own (servers/upstream_auth.py).
+    `upstream_auth` says whose credential the gateway sends: none, the operator's shared `headers`
+    (sealed at rest; no API response and no admin list ever shows them), or each user's own
+    (servers/shared_headers.py, servers/upstream_auth.py).
     """
 
-    SECRET_FIELDS = ("headers",)  # never filtered, searched, sorted or shown (core/admin.py)
+    TARGET_KIND = TargetKind.SERVER
+    UPSTREAM_URL_FIELD = "proxy_pass_url"
+    SECRET_FIELDS = ("sealed_headers",)  # never filtered, searched, sorted or shown (core/admin.py)
 
     path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
     name = models.CharField(max_length=200)
@@ -57,11 +57,6 @@ class Server(models.Model):
     )
     auth_type = models.CharField(max_length=32, choices=AuthType.choices, default=AuthType.NONE)
     auth_provider = models.CharField(max_length=100, blank=True)
-    headers = models.JSONField(default=dict, blank=True)
-    upstream_auth = models.CharField(max_length=32, choices=UpstreamAuth.choices, default=UpstreamAuth.NONE)
-    user_secret_header = models.CharField(
-        max_length=300, blank=True, help_text='for each user\'s secret, e.g. "Authorization: Bearer {secret}"'
-    )
     version = models.CharField(max_length=100, default="1.0.0")
     # Pinned tools (servers/services/pins.py): when the tools were first pinned (null: not yet, so the
     # next discovery pins what it finds), the digest of the pinned set, and whether changes are pinned
@@ -106,22 +101,6 @@ class Server(models.Model):
 
     def __str__(self) -> str:
         return self.path
-
-    def clean(self):
-        if self.upstream_auth != UpstreamAuth.USER_SECRET:
-            self.user_secret_header = ""
-        problems = mode_problems(
-            mode=self.upstream_auth,
-            headers=self.headers or {},
-            secret_header_value=self.user_secret_header,
-            url=self.proxy_pass_url,
-        )
-        if problems:
-            raise ValidationError(problems)
-
-    @property
-    def needs_user_credential(self) -> bool:
-        return self.upstream_auth in USER_CREDENTIAL_MODES
 
 
 class Tool(models.Model):

@@ -31,6 +31,7 @@ from accounts.reach import ANY as ANY_TOOL
 from accounts.reach import Reach
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
+from servers.choices import USER_CREDENTIAL_MODES
 from servers.models import Server, Tool
 
 
@@ -180,3 +181,15 @@ def callable_tools(principal: Principal, service_path: str | None) -> list[str]:
         return []
     names = server.tools.order_by("name").values_list("name", flat=True)
     return [name for name in names if principal.allows_mcp(server.path, "tools/call", name)]
+
+
+def servers_needing_credential(principal: Principal) -> list[Server]:
+    """The servers `principal` may use that need each user's own credential (the Connections page)."""
+    servers = Server.objects.visible_to(principal).filter(upstream_auth__in=list(USER_CREDENTIAL_MODES))
+    return [server for server in servers.order_by("path") if principal.allows_mcp(server.path, "initialize")]
+
+
+def server_usable(principal: Principal, path: str) -> Server | None:
+    """The server at `path` if `principal` sees it and may use it through the gateway, else None."""
+    server = server_seen(principal, path)
+    return server if server is not None and principal.allows_mcp(server.path, "initialize") else None

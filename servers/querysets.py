@@ -14,7 +14,7 @@ class ServerQuerySet(models.QuerySet):
     def for_listing(self):
         """Rows for display: without the 384-float embedding and the outbound headers, which no
         listing shows and which cost more to load than everything else on the row."""
-        return self.defer("embedding", "headers")
+        return self.defer("embedding", "sealed_headers")
 
     def visible_to(self, principal):
         """The servers `principal` may see; every listing of every surface filters through this."""

@@ -33,7 +33,7 @@ def servers_listed(principal, query: str = "", *, limit: int = LIST_LIMIT):
             | Q(description__icontains=query)
             | Q(tags_text__icontains=query)
         )
-    rows = list(servers.defer("headers").order_by("path")[: limit + 1])
+    rows = list(servers.defer("sealed_headers").order_by("path")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 
@@ -73,7 +73,7 @@ GATEWAY_FIELDS = (
     "version",
     "is_enabled",
     "proxy_pass_url",
-    "headers",
+    "sealed_headers",
     "upstream_auth",
     "user_secret_header",
     "tags",  # limits name servers by tag (limits/decision.py)

@@ -1,5 +1,5 @@
-"""How a server's upstream authentication mode is set, one rule for every surface (the model's `clean`,
-so the console, the internal API and the dashboard's forms all say the same).
+"""How a target's upstream authentication mode is set (a server's or an A2A agent's), one rule for every
+surface (the model's `clean`, so the console, the internal API and the dashboard's forms all say the same).
 
 - `none`: nothing is added.
 - `shared_headers`: the server's `headers`, the operator's credential, go with every caller's traffic.
@@ -73,14 +73,17 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def mode_problems(*, mode: str, headers: dict, secret_header_value: str, url: str = "") -> dict[str, str]:
-    """The problems of a server's mode and the fields it needs, by field name."""
+def mode_problems(
+    *, mode: str, headers: bool, secret_header_value: str, url: str = "", url_field: str = "proxy_pass_url"
+) -> dict[str, str]:
+    """The problems of a target's mode and the fields it needs (`headers`: whether it has shared headers),
+    by field name."""
     problems = {}
     if mode == UpstreamAuth.USER_OAUTH and url:
         parts = urlsplit(url)
         loopback_http = settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK and _loopback(parts.hostname or "")
         if parts.scheme != "https" and not loopback_http:
-            problems["proxy_pass_url"] = "A server users sign in to must be reached over https."
+            problems[url_field] = "A target users sign in to must be reached over https."
     if mode == UpstreamAuth.SHARED_HEADERS and not headers:
         problems["headers"] = "Shared headers need at least one outbound header."
     if mode != UpstreamAuth.SHARED_HEADERS and headers:
@@ -91,10 +94,11 @@ def mode_problems(*, mode: str, headers: dict, secret_header_value: str, url: st
     return problems
 
 
-def mode_settled(fields: dict, *, mode: str, headers: dict) -> dict:
+def mode_settled(fields: dict, *, mode: str, headers: bool) -> dict:
     """A change's fields with the mode it implies when it names none (as before modes existed):
     outbound headers given → shared headers; every header removed from a shared-headers server → none.
-    A change to another mode drops the shared headers it will no longer send."""
+    A change to another mode drops the shared headers it will no longer send (`headers`: whether the
+    target has any now)."""
     fields = dict(fields)
     new_mode = fields.get("upstream_auth")
     if new_mode is None and "headers" in fields:
@@ -107,5 +111,4 @@ def mode_settled(fields: dict, *, mode: str, headers: dict) -> dict:
     if new_mode not in (None, UpstreamAuth.SHARED_HEADERS) and "headers" not in fields and headers:
         fields["headers"] = {}
     return fields
-
 

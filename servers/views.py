@@ -311,7 +311,7 @@ def _edit_page(request, principal: Principal, server: Server, form: dict, *, sta
         "server": server,
         "form": form,
         "back": back_to(request),
-        "header_count": len(server.headers or {}),
+        "header_count": len(server.headers),
         "may_set_headers": principal.is_admin,
         "transports": TRANSPORT_CHOICES,
         "upstream_modes": UpstreamAuth.choices,

@@ -1,5 +1,5 @@
-"""How an upstream MCP server wants each user to sign in, found the way an MCP client finds it, and checked
-before anything of it is followed:
+"""How an upstream MCP server (or A2A agent) wants each user to sign in, found the way an MCP client finds
+it, and checked before anything of it is followed:
 
 1. the server's 401 to an `initialize` without credentials names its protected-resource metadata
    (`WWW-Authenticate: Bearer resource_metadata=...`); without it, the RFC 9728 well-known URIs;
@@ -33,18 +33,24 @@ from pydantic import ValidationError
 
 from core.outbound import AddressRefused, FetchFailed, addresses_to_reach, fetch
 from core.public_url import origin_of
+from core.targets import TargetKind
 from core.untrusted import InputRejected, json_loads
 
 DOCUMENT_MAX_BYTES = 64 * 1024
-PROBE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "mcp-gateway-registry", "version": "1"},
+# What is sent without a credential to find out how a target wants its users to sign in, by its kind: an
+# MCP server's `initialize`; an A2A agent's read of a task that no one has (it changes nothing either way).
+PROBES = {
+    TargetKind.SERVER: {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-gateway-registry", "version": "1"},
+        },
     },
+    TargetKind.AGENT: {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "sign-in-probe"}},
 }
 
 
@@ -67,8 +73,9 @@ class UpstreamAuthorization:
     iss_parameter_supported: bool
 
 
-def discover(server_url: str) -> UpstreamAuthorization:
-    """Find and check the sign-in of the MCP server at `server_url`; UpstreamOAuthRefused otherwise."""
+def discover(server_url: str, kind: str = TargetKind.SERVER) -> UpstreamAuthorization:
+    """Find and check the sign-in of the MCP server (or the target of another `kind`: an A2A agent) at
+    `server_url`; UpstreamOAuthRefused otherwise."""
     # The SDK's discovery, imported here: the mcp package costs most of a second at every process's start
     # (the console's admin imports this module through connections.services), and only discovery needs it.
     from mcp.client.auth.utils import (
@@ -79,7 +86,7 @@ def discover(server_url: str) -> UpstreamAuthorization:
     )
     from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 
-    challenge = _probe(server_url)
+    challenge = _probe(server_url, PROBES[kind])
     resource_metadata_url = extract_resource_metadata_from_www_auth(challenge) if challenge else None
     named_scope = extract_scope_from_www_auth(challenge) if challenge else None
     resource = _first_document(
@@ -128,14 +135,14 @@ def discover(server_url: str) -> UpstreamAuthorization:
     )
 
 
-def _probe(server_url: str) -> httpx2.Response | None:
-    """The server's 401 to an `initialize` without credentials (None when it answers otherwise)."""
+def _probe(server_url: str, probe: dict) -> httpx2.Response | None:
+    """The target's 401 to `probe` without credentials (None when it answers otherwise)."""
     answer = fetch_checked(
         server_url,
-        "the MCP server",
+        "the upstream",
         registered=server_url,
         method="POST",
-        body=json.dumps(PROBE).encode(),
+        body=json.dumps(probe).encode(),
         headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
     )
     if answer.status != 401:

@@ -1,5 +1,5 @@
-"""A user's sign-in at an upstream MCP server's authorization server, from our connect page to our
-callback: authorization code with PKCE S256, the server as `resource` (RFC 8707), the scopes the server
+"""A user's sign-in at the authorization server of an upstream MCP server or A2A agent, from our connect page
+to our callback: authorization code with PKCE S256, the target as `resource` (RFC 8707), the scopes it
 names (with those it asked for since: step-up), and `iss` checked on the way back (RFC 9207).
 
 The `state` is a random key of a record in Redis that lives STATE_SECONDS and is read once (GETDEL): it
@@ -17,7 +17,7 @@ from oauthlib.common import add_params_to_uri
 from oauthlib.oauth2 import WebApplicationClient
 
 from connections.choices import Purpose
-from connections.models import UpstreamCredential
+from connections.models import UpstreamCredential, of_target
 from connections.oauth.client import identity_for
 from connections.oauth.discovery import discover
 from connections.oauth.tokens import Grant, TokenRefused, TokenUnavailable, exchange
@@ -36,8 +36,9 @@ class SignInRefused(Exception):
 
 @dataclass(frozen=True)
 class SignedIn:
-    server_url: str  # the server's URL when the sign-in began: the tokens are for it only
-    server_id: int
+    target_url: str  # the target's URL when the sign-in began: the tokens are for it only
+    kind: str  # the target's kind (a server, an agent: core/targets.py)
+    target_id: int
     user_id: int | None
     purpose: str
     values: dict
@@ -52,24 +53,25 @@ def _context(state: str) -> str:
     return f"upstream-sign-in|{state}"
 
 
-def start(*, server, by, purpose: str, base: str) -> str:
-    """The authorization URL that begins a sign-in at `server` by the user `by`, for their own calls or
-    (purpose `discovery`) the registry's (UpstreamOAuthRefused when the server's sign-in cannot be
-    used)."""
+def start(*, target, by, purpose: str, base: str) -> str:
+    """The authorization URL that begins a sign-in at `target` (a server or an agent) by the user `by`, for
+    their own calls or (purpose `discovery`) the registry's (UpstreamOAuthRefused when the target's
+    sign-in cannot be used)."""
     user = by if purpose != Purpose.DISCOVERY else None
-    authorization = discover(server.proxy_pass_url)
-    identity = identity_for(authorization, server_url=server.proxy_pass_url, base=base)
+    authorization = discover(target.upstream_url, target.TARGET_KIND)
+    identity = identity_for(authorization, server_url=target.upstream_url, base=base)
     client = WebApplicationClient(identity.client_id)
     verifier = client.create_code_verifier(VERIFIER_LENGTH)
     state = secrets.token_urlsafe(32)
     redirect_uri = identity.redirect_uri
-    scopes = _scopes_wanted(server, user, purpose, authorization.scopes)
+    scopes = _scopes_wanted(target, user, purpose, authorization.scopes)
     record = {
-        "server": server.pk,
+        "kind": target.TARGET_KIND,
+        "target": target.pk,
         "by": by.pk,
         "user": user.pk if user is not None else None,
         "purpose": purpose,
-        "server_url": server.proxy_pass_url,
+        "target_url": target.upstream_url,
         "verifier": verifier,
         "redirect_uri": redirect_uri,
         "iss_required": authorization.iss_parameter_supported,
@@ -126,7 +128,7 @@ def finish(*, user, params) -> SignedIn:
         )
     if not params.get("code"):
         raise SignInRefused(f"The answer carries no authorization code: {AGAIN}.")
-    registered = record["server_url"]
+    registered = record["target_url"]
     try:
         grant = exchange(
             values,
@@ -137,13 +139,21 @@ def finish(*, user, params) -> SignedIn:
         )
     except (TokenRefused, TokenUnavailable) as failed:
         raise SignInRefused(f"The sign-in could not be completed: {failed}") from None
-    return SignedIn(record["server_url"], record["server"], record["user"], record["purpose"], values, grant)
+    return SignedIn(
+        record["target_url"],
+        record["kind"],
+        record["target"],
+        record["user"],
+        record["purpose"],
+        values,
+        grant,
+    )
 
 
-def _scopes_wanted(server, user, purpose: str, named: tuple[str, ...]) -> list[str]:
-    """The server's scopes, and those an earlier connection got or was asked for since (step-up)."""
+def _scopes_wanted(target, user, purpose: str, named: tuple[str, ...]) -> list[str]:
+    """The target's scopes, and those an earlier connection got or was asked for since (step-up)."""
     wanted = list(named)
-    earlier = UpstreamCredential.objects.filter(server=server, user=user, purpose=purpose).first()
+    earlier = UpstreamCredential.objects.filter(**of_target(target), user=user, purpose=purpose).first()
     if earlier is not None:
         for scope in f"{earlier.scopes} {earlier.wanted_scopes}".split():
             if scope not in wanted:

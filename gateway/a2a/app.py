@@ -8,7 +8,10 @@ agent is 404 like a missing one), then the message by the one rule and the limit
 naming the agent's path and the A2A method (`{"server": "/travel", "methods":
 ["SendMessage", "GetTask"]}`). Tasks are the caller's that created them (gateway/a2a/tasks.py);
 push-notification URLs are checked before the agent sees them (gateway/a2a/pushes.py). The caller's
-credential never reaches the agent, which gets the outbound headers the registry holds for it. Streamed
+credential never reaches the agent, which gets what the one credential resolver gives for it
+(connections/resolver.py: nothing, the operator's shared headers, or the caller's own secret or sign-in,
+refreshed and tried once more after the agent refuses it; without one, the caller is asked in the
+protocol: gateway/a2a/asks.py). Streamed
 answers (`SendStreamingMessage`, `SubscribeToTask`) pass through event by event, each event read for the
 tasks it shows, and end when the client leaves.
 `GET .../a2a/.well-known/agent-card.json` is the card with the gateway's URL (agents/cards.py)."""
@@ -28,8 +31,9 @@ from django.urls import Resolver404, resolve
 from agents import cards
 from agents.models import Agent
 from agents.selectors import agent_for_gateway
+from connections.resolver import gateway_headers, gateway_headers_again
 from core.errors import ErrorCode
-from core.public_url import base_url_of_scope
+from core.public_url import base_url_of_scope, origin_of
 from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
 from gateway import (
@@ -44,17 +48,22 @@ from gateway import (
     streams,
     upstream,
 )
-from gateway.a2a import calls, metrics, params, pushes, tasks
+from gateway.a2a import asks, calls, metrics, params, pushes, tasks
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
 from gateway.paths import AgentPath, agent_path
-from gateway.routing import NotOurs, Refusal, caller
+from gateway.routing import NotOurs, Refusal, caller, challenge
+from gateway.sign_in import SignInRefused, sign_in_refused
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
 logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
-REALM = "mcp-gateway-registry"
 PASSED_HEADERS = (b"a2a-version", b"a2a-extensions", b"x-a2a-extensions")
+ELSEWHERE = (
+    "The agent at {path} serves this binding at another address than its URL; the registry sends the "
+    "agent's credential only to {origin}."
+)
 
 
 class AgentGateway(Front):
@@ -69,11 +78,12 @@ class AgentGateway(Front):
         return ("GET", "POST", "DELETE")
 
     def challenge(self, scope, target, refusal) -> dict[str, str]:
-        """A 401 says how to authenticate (RFC 6750), as every resource of the gateway's does."""
-        if refusal.status != 401:
-            return {}
-        invalid = "" if refusal.code == ErrorCode.NOT_AUTHENTICATED else ', error="invalid_token"'
-        return {"WWW-Authenticate": f'Bearer realm="{REALM}"{invalid}'}
+        """A 401 (or a 403 for want of scope) says how to authenticate (RFC 6750) and where the agent's
+        resource metadata is (RFC 9728), as every resource of the gateway's does."""
+        if refusal.status == 401 or refusal.code == ErrorCode.INSUFFICIENT_SCOPE:
+            value = challenge(base_url_of_scope(scope), target.candidates[0], "a2a", refusal.code)
+            return {"WWW-Authenticate": value}
+        return {}
 
     async def serve(self, scope, receive, send, target: AgentPath) -> None:
         if problem := headers.origin_problem(scope):
@@ -95,7 +105,7 @@ class AgentGateway(Front):
                 send, 200, cards.gateway_card(agent, base_url_of_scope(scope))
             )
         if target.rest:
-            return await _rest(scope, receive, send, agent, principal, target.rest, rules)
+            return await _rest(scope, receive, send, agent, principal, target.rest, rules, epochs.principals)
         if method != "POST":
             raise Refusal(
                 405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
@@ -116,7 +126,9 @@ class AgentGateway(Front):
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )
         call = calls.from_jsonrpc(message)
-        await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw, rules)
+        await _judged_and_forwarded(
+            scope, receive, send, agent, principal, call, raw, rules, epochs.principals
+        )
 
 
 def _route(scope, candidates: tuple[str, ...], epoch):
@@ -134,7 +146,7 @@ def _route(scope, candidates: tuple[str, ...], epoch):
     return principal, agent_for_gateway(principal, candidates)
 
 
-async def _rest(scope, receive, send, agent, principal, rest: str, rules) -> None:
+async def _rest(scope, receive, send, agent, principal, rest: str, rules, epoch) -> None:
     """An HTTP+JSON (REST) request: its method and task from the path, its body when it has one."""
     raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
     try:
@@ -145,14 +157,15 @@ async def _rest(scope, receive, send, agent, principal, rest: str, rules) -> Non
     call = calls.from_rest(scope["method"], rest, query, body)
     if call is None:
         raise Refusal(404, ErrorCode.NOT_FOUND, f"No A2A operation is {scope['method']} {rest[:200]}.")
-    await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw, rules)
+    await _judged_and_forwarded(scope, receive, send, agent, principal, call, raw, rules, epoch)
 
 
 async def _judged_and_forwarded(
-    scope, receive, send, agent, principal, call: calls.Call, raw: bytes, rules
+    scope, receive, send, agent, principal, call: calls.Call, raw: bytes, rules, epoch
 ) -> None:
-    """One call: judged by the rule and the limits, its tasks and push URLs checked, forwarded, the
-    answer passed back."""
+    """One call: judged by the rule and the limits, its tasks and push URLs checked, the caller's
+    credential for the agent found (`epoch`: the principals' and credentials'), forwarded (once more
+    after a refused sign-in is refreshed), the answer passed back."""
     target = Target(TargetKind.AGENT, agent.path)
     asked = jsonrpc.Message(raw={}, kind="request", method=call.method)
     judged = await decision.judged_calls(rules, principal, target, [asked])
@@ -173,15 +186,31 @@ async def _judged_and_forwarded(
         return await forwarding.json_answer(send, *call.refused(calls.INVALID_PARAMS, problem))
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
-    sent |= agent.headers or {}  # the agent's credential from the registry; the caller's never goes
     url, started = call.upstream_url(agent), time.perf_counter()
-    with contextlib.ExitStack() as share:
-        try:
-            share.enter_context(fair_share.slot(owner, url))  # the fair shares every exchange holds
-        except Refusal as full:
-            refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
-            return await forwarding.json_answer(send, *refused, full.headers)
-        await _exchanged(scope, receive, send, agent, call, raw, sent, url, owner, started)
+    try:  # the one credential resolver's, as for servers; the caller's own never goes
+        credential = await gateway_headers(agent, principal, epoch)
+        if credential and origin_of(url) != origin_of(agent.url):
+            raise CredentialUnavailable(ELSEWHERE.format(path=agent.path, origin=origin_of(agent.url)))
+        with contextlib.ExitStack() as share:
+            try:
+                share.enter_context(fair_share.slot(owner, url))  # the fair shares every exchange holds
+            except Refusal as full:
+                refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
+                return await forwarding.json_answer(send, *refused, full.headers)
+            try:
+                await _exchanged(
+                    scope, receive, send, agent, call, raw, sent | credential, url, owner, started
+                )
+            except SignInRefused as refused:  # once more, with a refreshed sign-in
+                again = await gateway_headers_again(
+                    agent, principal, epoch, credential, refused.status, refused.scope
+                )
+                await _exchanged(scope, receive, send, agent, call, raw, sent | again, url, owner, started)
+    except (CredentialMissing, SignInRefused) as lost:
+        missing = lost if isinstance(lost, CredentialMissing) else lost.missing(agent)
+        return await asks.ask(scope, send, call, call.params, missing)
+    except CredentialUnavailable as unavailable:
+        return await forwarding.json_answer(send, *call.refused(jsonrpc.INTERNAL_ERROR, str(unavailable)))
 
 
 async def _exchanged(
@@ -193,6 +222,9 @@ async def _exchanged(
         async with upstream.session().request(
             scope["method"], url, data=raw, headers=sent, timeout=upstream.timeout(), allow_redirects=False
         ) as response:
+            if refused := sign_in_refused(agent, response):  # before anything reaches the client
+                metrics.report(agent.path, method, success=False, started=started, sent=len(raw), received=0)
+                raise refused
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 seen = _Seen()
                 relay = asyncio.create_task(_stream(response, send, agent.path, owner, call, seen))

@@ -14,6 +14,7 @@ from servers.models import Server
 from servers.services.embeddings import EMBEDDED_FIELDS, server_embedding_refresh
 from servers.services.health import transition_record
 from servers.services.tools import tools_store
+from servers.shared_headers import moved_origin
 from servers.upstream_auth import mode_settled
 
 # Fields a caller may set on create or update; health fields belong to the health checker.
@@ -57,7 +58,7 @@ def server_create(
 ) -> Server:
     """Register a server; it starts `unknown` when enabled (not yet checked) and `disabled` otherwise."""
     require_editable(fields, EDITABLE_FIELDS)
-    fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers={})
+    fields = mode_settled(fields, mode=UpstreamAuth.NONE, headers=False)
     if Server.objects.filter(path=path).exists():
         raise ServerConflict(f"A server is already registered at {path}.")
     if held := TARGETS.holder_of(path):
@@ -93,17 +94,9 @@ def server_update(*, actor, server: Server, tools: list[dict] | None = None, **f
     old headers are dropped (audited) unless the same call sets headers itself, so whoever may edit a
     server can never send its admin-set credentials to an address of theirs."""
     require_editable(fields, EDITABLE_FIELDS)
-    fields = mode_settled(fields, mode=server.upstream_auth, headers=server.headers or {})
+    fields = mode_settled(fields, mode=server.upstream_auth, headers=server.has_headers)
     old_origin = origin_of(server.proxy_pass_url)
-    changed = apply_changes(server, fields)
-    detail = {}
-    if "proxy_pass_url" in changed and origin_of(server.proxy_pass_url) != old_origin:
-        detail["origin"] = {"from": old_origin, "to": origin_of(server.proxy_pass_url)}
-        if "headers" not in fields and server.headers:
-            detail["headers_dropped"] = sorted(server.headers)
-            server.headers = {}
-            server.upstream_auth = UpstreamAuth.NONE
-            changed = sorted({*changed, "headers", "upstream_auth"})
+    changed, detail = moved_origin(server, fields, apply_changes(server, fields), old_origin)
     if not changed and tools is None:
         return server
     update_fields = [*changed, "updated_at"]

@@ -420,6 +420,7 @@ def test_a_page_of_the_registry_with_an_a2a_segment_stays_the_registrys(gateway,
 
 def test_the_agent_gets_the_registrys_credential_for_it_and_never_the_callers(gateway, caller):
     from agents.models import Agent
+    from agents.services import agent_update
 
     guarded = echo_agent(requires=("X-Api-Key", "k-123"))
     try:
@@ -430,7 +431,7 @@ def test_the_agent_gets_the_registrys_credential_for_it_and_never_the_callers(ga
         token = caller(EVERYTHING)
         message = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}
         refused = post(gateway.port, "/echo/a2a", message, {**bearer(token), **V1})
-        Agent.objects.filter(path="/echo").update(headers={"X-Api-Key": "k-123"})
+        agent_update(actor=None, agent=Agent.objects.get(path="/echo"), headers={"X-Api-Key": "k-123"})
 
         task = run(gateway.url("/echo/a2a"), token, lambda client: send(client, "hello"))
     finally:

@@ -48,7 +48,7 @@ def test_the_page_lists_what_needs_the_users_credential_and_connecting_seals_it(
     connected = connect(client)
     after = client.get("/connections").content.decode()
 
-    assert re.findall(r'<tr data-connection="([^"]+)">', before) == ["/keyed"]
+    assert re.findall(r'<tr data-connection="([^"]+)"', before) == ["/keyed"]
     assert 'data-state="not-connected"' in before
     assert (connected.status_code, connected["Location"]) == (302, "/connections")
     assert 'data-state="connected"' in after

@@ -52,7 +52,7 @@ def users(member, token_for, keyed):
         made[name] = token_for(user)
         if name != "max":
             principal = principal_for_user(user, auth_method=AuthMethod.SESSION)
-            credential_secret_connect(actor=principal, server=keyed, user=user, secret=f"key-of-{name}")
+            credential_secret_connect(actor=principal, target=keyed, user=user, secret=f"key-of-{name}")
     return made
 
 
@@ -70,7 +70,7 @@ def test_a_first_call_asks_in_band_and_the_retried_call_in_the_same_session_carr
     def connect_max():  # in a worker thread, whose database connection is closed after
         try:
             principal = principal_for_user(max_user, auth_method=AuthMethod.SESSION)
-            credential_secret_connect(actor=principal, server=keyed, user=max_user, secret="key-of-max")
+            credential_secret_connect(actor=principal, target=keyed, user=max_user, secret="key-of-max")
         finally:
             connection.close()
 
@@ -211,7 +211,7 @@ def test_a_2026_07_28_host_discovers_lists_is_asked_and_its_retried_call_carries
     def connect_max():  # in a worker thread, whose database connection is closed after
         try:
             principal = principal_for_user(max_user, auth_method=AuthMethod.SESSION)
-            credential_secret_connect(actor=principal, server=keyed, user=max_user, secret="key-of-max")
+            credential_secret_connect(actor=principal, target=keyed, user=max_user, secret="key-of-max")
         finally:
             connection.close()
 

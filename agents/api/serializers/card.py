@@ -25,10 +25,12 @@ from agents.choices import Visibility
 from agents.signed_cards import read_signature, signed_card_of
 from core.validators import PATH_MAX_LENGTH, registry_path_field
 from servers.api.serializers import validated_headers
+from servers.choices import UpstreamAuth
 
 MAX_SKILLS = 200
 MAX_SIGNATURES = 10
 HEADERS_ADMIN_ONLY = "Only administrators set an agent's outbound headers."
+CREDENTIALS_ADMIN_ONLY = "Only administrators choose where the agent's credentials come from."
 REQUIRED = "This field is required."
 # Paths the API's own routes use: an agent there could not be read back through /api/agents/{path}.
 RESERVED_PATHS = ("/register", "/discover")
@@ -112,9 +114,12 @@ class AgentCardSerializer(serializers.Serializer):
     signatures = ReaderField(
         lambda value: _each(value, "signature", read_signature, max_items=MAX_SIGNATURES), required=False
     )
-    # The registry's, not the card's: what the gateway and the health check send the agent. Write-only,
-    # and set by administrators only (`context["may_set_headers"]`).
+    # The registry's, not the card's: whose credential the gateway sends the agent, and the operator's
+    # shared headers (also the health check's). Write-only, and set by administrators only
+    # (`context["may_set_headers"]`), as a server's are.
     headers = serializers.JSONField(required=False)
+    upstream_auth = serializers.ChoiceField(choices=UpstreamAuth.choices, required=False)
+    user_secret_header = serializers.CharField(required=False, allow_blank=True, max_length=300)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -138,6 +143,16 @@ class AgentCardSerializer(serializers.Serializer):
         if not self.context.get("may_set_headers"):
             raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
         return validated_headers(value)
+
+    def validate_upstream_auth(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
+        return value
+
+    def validate_user_secret_header(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
+        return value
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
