@@ -23,8 +23,8 @@ class UserAdmin(ConsoleModelAdmin, BaseUserAdmin):
     fieldsets = (*BaseUserAdmin.fieldsets, ("Machine identity", {"fields": ("is_service_account",)}))
     actions = ["create_client_credential"]
 
-    def save_model(self, request, obj, form, change):
-        services.user_save(actor=request.user, user=obj, created=not change, fields=form.changed_data)
+    def service_save(self, request, obj, form, change):
+        return services.user_save(actor=request.user, user=obj, created=not change, fields=form.changed_data)
 
     def save_related(self, request, form, formsets, change):
         relations = related_values(form, ("groups", "user_permissions"))
@@ -36,12 +36,8 @@ class UserAdmin(ConsoleModelAdmin, BaseUserAdmin):
             permissions=relations.get("user_permissions"),
         )
 
-    def delete_model(self, request, obj):
-        services.user_delete(actor=request.user, user=obj)
-
-    def delete_queryset(self, request, queryset):
-        for user in queryset:
-            services.user_delete(actor=request.user, user=user)
+    def service_delete(self, request, instance):
+        services.user_delete(actor=request.user, user=instance)
 
     @admin.action(description="Create a client credential (service accounts)", permissions=["change"])
     def create_client_credential(self, request, queryset):
@@ -132,15 +128,11 @@ class IdpGroupMappingAdmin(ConsoleModelAdmin):
     list_select_related = ("group",)
     autocomplete_fields = ("group",)
 
-    def save_model(self, request, obj, form, change):
-        services.idp_mapping_save(actor=request.user, mapping=obj, created=not change)
+    def service_save(self, request, obj, form, change):
+        return services.idp_mapping_save(actor=request.user, mapping=obj, created=not change)
 
-    def delete_model(self, request, obj):
-        services.idp_mapping_delete(actor=request.user, mapping=obj)
-
-    def delete_queryset(self, request, queryset):
-        for mapping in queryset.select_related("group"):
-            services.idp_mapping_delete(actor=request.user, mapping=mapping)
+    def service_delete(self, request, instance):
+        services.idp_mapping_delete(actor=request.user, mapping=instance)
 
 
 admin.site.unregister(Group)

@@ -14,6 +14,8 @@ REGISTRY_ONLY_FIELDS = (
     "path",
     "visibility",
     "headers",
+    "upstream_auth",
+    "user_secret_header",
     "tags",
     "license",
     "provider_organization",

@@ -108,15 +108,14 @@ class UpstreamCredentialAdmin(ConsoleModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False  # revoked (the action below), audited
 
-    def save_model(self, request, obj, form, change):
-        credential = credential_secret_connect(
+    def service_save(self, request, obj, form, change):
+        return credential_secret_connect(
             actor=request.user,
             target=form.cleaned_data["target"],
             user=None,
             secret=form.cleaned_data["secret"],
             purpose=Purpose.DISCOVERY,
         )
-        obj.pk = credential.pk
 
     @admin.action(description="Revoke the selected connections (their owners must connect again)")
     def revoke(self, request, queryset):
@@ -181,20 +180,15 @@ class UpstreamClientAdmin(ConsoleModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
-    def save_model(self, request, obj, form, change):
+    def service_save(self, request, obj, form, change):
         data = form.cleaned_data
-        client = upstream_client_enter(
+        return upstream_client_enter(
             actor=request.user,
             issuer=data["issuer"],
             client_id=data["client_id"],
             client_secret=data.get("client_secret") or "",
             redirect_uri=data["redirect_uri"],
         )
-        obj.pk = client.pk
 
-    def delete_model(self, request, obj):
-        upstream_client_remove(actor=request.user, client=obj)
-
-    def delete_queryset(self, request, queryset):
-        for client in queryset:
-            upstream_client_remove(actor=request.user, client=client)
+    def service_delete(self, request, instance):
+        upstream_client_remove(actor=request.user, client=instance)

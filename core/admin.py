@@ -40,7 +40,29 @@ def secret_fields(model) -> frozenset[str]:
 
 class ConsoleModelAdmin(admin.ModelAdmin):
     """Subclasses answer the `may_*` questions with their app's policies; the default is "administrators
-    only". The caller's Principal comes from the console's site (`principal_of(request)`)."""
+    only". The caller's Principal comes from the console's site (`principal_of(request)`).
+
+    The console never writes a row itself: a save is `service_save` (the saved row back) and a deletion
+    `service_delete`, which a subclass that writes names with its app's services (audited as on every
+    other surface)."""
+
+    def service_save(self, request, obj, form, change):
+        raise NotImplementedError(f"{type(self).__name__} names no service for its writes")
+
+    def service_delete(self, request, instance) -> None:
+        raise NotImplementedError(f"{type(self).__name__} names no service for its deletions")
+
+    def save_model(self, request, obj, form, change):
+        if change and not form.changed_data:
+            return  # a page of read-only fields saved as it is: nothing to write
+        obj.pk = self.service_save(request, obj, form, change).pk
+
+    def delete_model(self, request, obj):
+        self.service_delete(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for instance in queryset:
+            self.service_delete(request, instance)
 
     def may_view(self, principal, obj) -> bool:
         """May see `obj`, or, for None, this model's list at all."""
@@ -170,9 +192,6 @@ class ServiceModelAdmin(ConsoleModelAdmin):
     def service_update(self, request, instance, fields: dict):
         raise NotImplementedError
 
-    def service_delete(self, request, instance) -> None:
-        raise NotImplementedError
-
     def service_toggle(self, request, instance, enabled: bool):
         raise NotImplementedError(f"{type(self).__name__} has no toggle")
 
@@ -214,13 +233,6 @@ class ServiceModelAdmin(ConsoleModelAdmin):
         super().save_related(request, form, formsets, change)
         if relations:
             self.service_relations(request, form.instance, relations)
-
-    def delete_model(self, request, obj):
-        self.service_delete(request, obj)
-
-    def delete_queryset(self, request, queryset):
-        for instance in queryset:
-            self.service_delete(request, instance)
 
     @admin.action(description="Enable selected %(verbose_name_plural)s", permissions=["toggle"])
     def enable_selected(self, request, queryset):

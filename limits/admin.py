@@ -75,9 +75,9 @@ class LimitAdmin(ConsoleModelAdmin):
     search_fields = ("caller", "target", "note")
     list_select_related = ("created_by",)
 
-    def save_model(self, request, obj, form, change):
+    def service_save(self, request, obj, form, change):
         data = form.cleaned_data
-        saved = limit_set(
+        return limit_set(
             actor=request.user,
             limit=Limit.objects.get(pk=obj.pk) if change else None,
             caller_kind=data["caller_kind"],
@@ -89,14 +89,9 @@ class LimitAdmin(ConsoleModelAdmin):
             fail_open=data["fail_open"],
             note=data["note"],
         )
-        obj.pk = saved.pk
 
-    def delete_model(self, request, obj):
-        limit_remove(actor=request.user, limit=obj)
-
-    def delete_queryset(self, request, queryset):
-        for limit in queryset:
-            limit_remove(actor=request.user, limit=limit)
+    def service_delete(self, request, instance):
+        limit_remove(actor=request.user, limit=instance)
 
 
 class QuarantineForm(forms.ModelForm):
@@ -143,16 +138,9 @@ class QuarantineAdmin(ConsoleModelAdmin):
 
         return WithActor
 
-    def save_model(self, request, obj, form, change):
+    def service_save(self, request, obj, form, change):
         data = form.cleaned_data
-        saved = quarantine_set(
-            actor=request.user, kind=data["kind"], name=data["name"], reason=data["reason"]
-        )
-        obj.pk = saved.pk
+        return quarantine_set(actor=request.user, kind=data["kind"], name=data["name"], reason=data["reason"])
 
-    def delete_model(self, request, obj):
-        quarantine_lift(actor=request.user, quarantine=obj)
-
-    def delete_queryset(self, request, queryset):
-        for quarantine in queryset:
-            quarantine_lift(actor=request.user, quarantine=quarantine)
+    def service_delete(self, request, instance):
+        quarantine_lift(actor=request.user, quarantine=instance)

@@ -56,12 +56,10 @@ class RegisteredApplicationAdmin(ConsoleModelAdmin, ApplicationAdmin):
     search_fields = ("name", "client_id")
     list_select_related = ("user",)
 
-    def save_model(self, request, obj, form, change):
-        application_save(actor=request.user, application=obj, created=not change, fields=form.changed_data)
+    def service_save(self, request, obj, form, change):
+        return application_save(
+            actor=request.user, application=obj, created=not change, fields=form.changed_data
+        )
 
-    def delete_model(self, request, obj):
-        application_delete(actor=request.user, application=obj)
-
-    def delete_queryset(self, request, queryset):
-        for application in queryset:
-            application_delete(actor=request.user, application=application)
+    def service_delete(self, request, instance):
+        application_delete(actor=request.user, application=instance)

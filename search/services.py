@@ -22,7 +22,7 @@ def agents_embed(agent_ids: list[int] | None = None) -> int:
 def servers_embed(ids: list[int] | None = None) -> int:
     dirty = (
         Server.objects.filter(embedding_dirty=True)
-        .defer("embedding", "headers")
+        .defer("embedding", "sealed_headers")
         .prefetch_related(Prefetch("tools", queryset=Tool.objects.only("server_id", "name")))
     )
     if ids is not None:

@@ -117,9 +117,10 @@ class UpstreamAuthFields(models.Model):
         if problems:
             raise ValidationError(problems)
 
-    def refresh_from_db(self, *args, **kwargs):
-        super().refresh_from_db(*args, **kwargs)
-        self._plain_headers, self._headers_changed = None, False
+    def refresh_from_db(self, using=None, fields=None, from_queryset=None):
+        super().refresh_from_db(using=using, fields=fields, from_queryset=from_queryset)
+        if fields is None or {"sealed_headers", self.UPSTREAM_URL_FIELD} & set(fields):
+            self._plain_headers, self._headers_changed = None, False  # (a deferred field's load is not)
 
     @property
     def upstream_url(self) -> str:

@@ -55,15 +55,16 @@ def card(url: str) -> AgentCard:
 class _RequiresHeader:
     """The agent behind a credential: every request without `name: value` is answered 401."""
 
-    def __init__(self, app, name: str, value: str):
-        self.app, self.name, self.value = app, name.lower().encode(), value.encode()
+    def __init__(self, app, name: str, value: str | tuple[str, ...]):
+        values = (value,) if isinstance(value, str) else value
+        self.app, self.name, self.values = app, name.lower().encode(), {v.encode() for v in values}
         self.seen: list[dict[bytes, bytes]] = []  # each request's headers
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             self.seen.append(headers)
-            if headers.get(self.name) != self.value:
+            if headers.get(self.name) not in self.values:
                 body = b'{"error": "unauthorized"}'
                 headers = [
                     (b"content-type", b"application/json"),
@@ -74,8 +75,9 @@ class _RequiresHeader:
         await self.app(scope, receive, send)
 
 
-def echo_agent(requires: tuple[str, str] | None = None) -> UvicornThread:
-    """The echo agent; with `requires` (a header's name and value), only requests carrying it are served
+def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
+    """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
+    requests carrying it are served
     (the running thread's `guard.seen` lists what each request carried)."""
     sock = loopback_socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/"

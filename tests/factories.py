@@ -72,6 +72,9 @@ class AgentFactory(factory.django.DjangoModelFactory):
         lambda: [{"name": "summarize", "description": "Summarize text", "input_schema": {"type": "object"}}]
     )
     owner = factory.SubFactory(UserFactory)
+    headers = factory.LazyFunction(dict)
+    # An agent with outbound headers sends them to every caller, as a server does.
+    upstream_auth = factory.LazyAttribute(lambda o: "shared_headers" if o.headers else "none")
 
 
 def stored_version(

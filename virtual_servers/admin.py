@@ -91,19 +91,13 @@ class VirtualServerAdmin(ConsoleModelAdmin):
         notes = left_out(obj) if obj and obj.pk else []
         return "\n".join(notes) or "Nothing: every carried tool has a name of its own."
 
-    def save_model(self, request, obj, form, change):
+    def service_save(self, request, obj, form, change):
         if change:
-            virtual_server_update(actor=request.user, virtual=obj, definition=form.definition())
-        else:
-            saved = virtual_server_create(actor=request.user, path=obj.path, definition=form.definition())
-            obj.pk = saved.pk
+            return virtual_server_update(actor=request.user, virtual=obj, definition=form.definition())
+        return virtual_server_create(actor=request.user, path=obj.path, definition=form.definition())
 
     def save_related(self, request, form, formsets, change):
         return None  # members are stored by the service
 
-    def delete_model(self, request, obj):
-        virtual_server_delete(actor=request.user, virtual=obj)
-
-    def delete_queryset(self, request, queryset):
-        for virtual in queryset:
-            virtual_server_delete(actor=request.user, virtual=virtual)
+    def service_delete(self, request, instance):
+        virtual_server_delete(actor=request.user, virtual=instance)

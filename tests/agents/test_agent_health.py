@@ -84,7 +84,7 @@ def test_an_agent_behind_a_credential_is_auth_refused_without_it_and_healthy_wit
         is_enabled=True, url=guarded.url("/"), preferred_transport="JSONRPC", protocol_version="1.0"
     )
     refused = check_agent(agent)
-    agent.headers = {"X-Api-Key": "k-123"}
+    agent.headers, agent.upstream_auth = {"X-Api-Key": "k-123"}, "shared_headers"
 
     healthy = check_agent(agent)
 

@@ -45,6 +45,7 @@ def connect(server, user, access_token: str, scopes: str = "mcp"):
     }
     signed_in = SignedIn(
         server.proxy_pass_url,
+        "server",
         server.pk,
         user.pk,
         Purpose.USER,

@@ -21,7 +21,7 @@ from accounts.models import AuditEvent, User
 from accounts.principal import principal_for_user
 from connections.models import UpstreamClient, UpstreamCredential
 from connections.resolver import headers_for
-from tests.connections.upstream import open_as, sign_in, start_upstream, stop_peer
+from tests.connections.upstream import open_as, secure_gateway_fixture, sign_in, start_upstream, stop_peer  # noqa: F401
 from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
 from tests.mcp_servers import UvicornThread, loopback_socket, time_server_fixture  # noqa: F401
@@ -46,16 +46,6 @@ def upstream(django_db_setup, django_db_blocker, tmp_path_factory, time_server, 
             yield started
         finally:
             stop_peer(group, name)
-
-
-@pytest.fixture
-def secure_gateway(certificate):
-    """The registry served over https on loopback (its client id is then an https URL)."""
-    from registry_site.asgi import application
-
-    running = UvicornThread(application, loopback_socket(), tls=certificate).start()
-    yield running
-    running.stop()
 
 
 @pytest.fixture

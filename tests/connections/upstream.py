@@ -1,5 +1,6 @@
 """An upstream that wants each user's own sign-in: a second instance of this registry (tests/catalog/peer.py),
-whose gateway fronts a real MCP server at `/clock` and whose authorization server signs its users in,
+whose gateway fronts a real MCP server at `/clock` (and, when asked, a real A2A agent at `/helper`) and
+whose authorization server signs its users in,
 so both ends of the sign-in are real code. It fetches client metadata documents from loopback over https,
 trusting the test's certificate. And the user at Chromium going through both consent pages."""
 
@@ -9,12 +10,14 @@ import hashlib
 from dataclasses import dataclass
 
 import psycopg
+import pytest
 from playwright.async_api import Error as PlaywrightError
 
 from tests.browser.conftest import PASSWORD
 from tests.catalog.peer import start_peer, stop_peer
 from tests.chromium import in_context
 from tests.conftest import run_manage
+from tests.mcp_servers import UvicornThread, loopback_socket
 
 UPSTREAM_USERS = ("alice-up", "bob-up")
 
@@ -36,6 +39,18 @@ for name in {users!r}:
 Server.objects.create(path="/clock", name="Clock", proxy_pass_url={server!r}, is_enabled=True)
 """
 
+# An A2A agent behind the upstream's gateway at `/helper`, which its users may message.
+AGENT_SETUP = """
+from agents.models import Agent
+Agent.objects.create(
+    path="/helper", name="Helper", description="Echoes", url={agent!r}, version="1.0.0",
+    protocol_version="1.0", preferred_transport="JSONRPC", capabilities={{"streaming": True}},
+    visibility="public", is_enabled=True,
+)
+scope.server_rules = scope.server_rules + [{{"server": "/helper", "methods": ["*"]}}]
+scope.save()
+"""
+
 
 @dataclass
 class Upstream:
@@ -46,6 +61,10 @@ class Upstream:
     @property
     def server_url(self) -> str:
         return f"{self.url}/clock/mcp"
+
+    @property
+    def agent_url(self) -> str:
+        return f"{self.url}/helper/a2a"
 
     def user_of(self, access_token: str) -> str | None:
         """The upstream's user an access token of it acts as."""
@@ -86,9 +105,25 @@ class Upstream:
         )
 
 
-def start_upstream(log_dir, *, clock_url: str, certificate) -> tuple[Upstream, object, str]:
+@pytest.fixture(name="secure_gateway")
+def secure_gateway_fixture(certificate):
+    """The registry served over https on loopback (its client id is then an https URL)."""
+    from registry_site.asgi import application
+
+    running = UvicornThread(application, loopback_socket(), tls=certificate).start()
+    yield running
+    running.stop()
+
+
+def start_upstream(
+    log_dir, *, clock_url: str, certificate, agent_url: str | None = None
+) -> tuple[Upstream, object, str]:
+    """The upstream, with the MCP server at `clock_url` behind it at `/clock` (and the A2A agent at
+    `agent_url` at `/helper`, when given)."""
     env_extra = {"OAUTH_CIMD_ALLOW_LOOPBACK": "true", "SSL_CERT_FILE": str(certificate)}
     setup = SETUP.format(users=UPSTREAM_USERS, password=PASSWORD, server=clock_url)
+    if agent_url is not None:
+        setup += AGENT_SETUP.format(agent=agent_url)
     peer, group, name = start_peer(log_dir, env_extra=env_extra, setup=setup)
     return Upstream(peer.url, peer.database_url, peer.env), group, name
 
@@ -157,4 +192,4 @@ async def _log_in(page, username: str) -> None:
     await page.wait_for_url(lambda url: "/login" not in url)
 
 
-__all__ = ["Upstream", "open_as", "sign_in", "start_upstream", "stop_peer"]
+__all__ = ["Upstream", "open_as", "secure_gateway_fixture", "sign_in", "start_upstream", "stop_peer"]
