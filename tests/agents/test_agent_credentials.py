@@ -128,7 +128,8 @@ def test_each_user_reaches_the_agent_with_their_own_key_and_the_ask_task_is_nobo
         "echo: one",
         "echo: two",
     )
-    assert [seen.get(b"x-api-key") for seen in running.guard.seen] == [b"key-of-gina"] * 2 + [b"key-of-max"] * 2
+    keys = [seen.get(b"x-api-key") for seen in running.guard.seen]
+    assert keys == [b"key-of-gina", b"key-of-gina", b"key-of-max", b"key-of-max"]  # each message, its task
     assert ask_named[1]["error"]["code"] == -32001  # the ask's task is the gateway's: nobody's to read
 
 
