@@ -87,8 +87,11 @@ signed = Server.objects.create(path="/signed", name="Signed", description="d", p
 values = {"client_id": "registry", "client_secret": None, "token_endpoint": "http://127.0.0.1:9/token",
           "revocation_endpoint": None, "issuer": "http://127.0.0.1:9", "resource": "{upstream}"}
 grant = Grant("the-admins-access-token", "the-admins-refresh-token", timezone.now() + timedelta(hours=2), "mcp")
-credential_signed_in(actor=principal, user=admin, signed_in=SignedIn("{upstream}", signed.pk, admin.pk,
-                     Purpose.USER, values, grant))
+credential_signed_in(actor=principal, user=admin, signed_in=SignedIn("{upstream}", "server", signed.pk,
+                     admin.pk, Purpose.USER, values, grant))
+from agents.models import Agent
+Agent.objects.create(path="/echo-agent", name="Echo", description="d", url="{agent}", version="1",
+                     protocol_version="1.0", preferred_transport="JSONRPC", is_enabled=True, visibility="public")
 from servers.services.tools import tools_store
 from virtual_servers.services import virtual_server_create
 names = ["add"] + [f"tool_{n:02d}" for n in range(1, 50)]
@@ -128,6 +131,15 @@ CALL = {
     "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
 }
 HEADERS = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+SEND = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "SendMessage",
+    "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}},
+}
+A2A_HEADERS = {"Accept": "application/json", "A2A-Version": "1.0"}
+A2A_DIRECT, A2A_GATEWAY = "A2A agent direct", "A2A agent, built-in gateway"
+GRANIAN = "built-in gateway, granian front"
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 VIRTUAL = "virtual server, 5 members"  # keeps sessions of its own: its rows always open one
 
@@ -203,6 +215,8 @@ def load(
                 assert response.status_code == 200, response.text[:200]
                 if body is CALL:
                     assert '"5"' in response.text or "5" in response.json()["result"]["content"][0]["text"]
+                elif body is SEND:
+                    assert "TASK_STATE_COMPLETED" in response.text, response.text[:200]
                 else:
                     assert len(response.json()["result"]["tools"]) == expect, response.text[:200]
         with lock:
@@ -224,6 +238,50 @@ def load(
     if failures:
         raise RuntimeError(f"{url}: {failures[0]!r}")
     return latencies, len(latencies)
+
+
+def keeps_session(route: str, sessions: bool) -> bool:
+    """Whether a route's clients open an MCP session (an A2A agent has none)."""
+    return route == VIRTUAL or (sessions and route not in (A2A_DIRECT, A2A_GATEWAY))
+
+
+def body_of(route: str) -> dict:
+    return SEND if route in (A2A_DIRECT, A2A_GATEWAY) else CALL
+
+
+def granian_front(env: dict, redis_url: str, port: int) -> subprocess.Popen:
+    """The registry's ASGI application under granian (a Rust HTTP server), as many workers as `serve`
+    runs web processes, on `port`, beside `serve`'s uvicorn: the same database and Redis."""
+    workers = manage(env, "shell", "-c", "from django.conf import settings; print(settings.WEB_CONCURRENCY)")
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "granian"),
+            "--interface",
+            "asgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            workers.strip().splitlines()[-1],
+            "--no-ws",
+            "--log-level",
+            "warning",
+            "registry_site.asgi:application",
+        ],
+        cwd=PROJECT_DIR,
+        env={**env, "REDIS_URL": redis_url, "DJANGO_SETTINGS_MODULE": "registry_site.settings.base"},
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.terminate()
+    raise RuntimeError("granian did not start")
 
 
 def paired(
@@ -338,7 +396,7 @@ def main() -> None:
     args = parser.parse_args()
     profiled: list[str] = []
     cpu: list[str] = []
-    upstream_port, port = free_port(), free_port()
+    upstream_port, agent_port, port, granian_port = free_port(), free_port(), free_port(), free_port()
     upstream = subprocess.Popen(
         [
             sys.executable,
@@ -347,16 +405,25 @@ def main() -> None:
             *(["sessions"] if args.sessions else []),
         ]
     )
+    agent = subprocess.Popen(
+        [sys.executable, str(PROJECT_DIR / "bench" / "agent_upstream.py"), str(agent_port)]
+    )
+    granian = None
     proxies: list[Nginx] = []
     rows, list_rows = [], []
     try:
         time.sleep(3)
         direct_url = f"http://127.0.0.1:{upstream_port}/mcp"
+        agent_url = f"http://127.0.0.1:{agent_port}/"
         with tempfile.TemporaryDirectory(prefix="bench-var-") as tmp:
             env = registry_env(Path(tmp) / "var", port)
             manage(env, "migrate", "--verbosity", "0")
             token = (
-                manage(env, "shell", "-c", SEED.replace("{upstream}", direct_url)).strip().splitlines()[-1]
+                manage(
+                    env, "shell", "-c", SEED.replace("{upstream}", direct_url).replace("{agent}", agent_url)
+                )
+                .strip()
+                .splitlines()[-1]
             )
             proxy_port, fronted_port = free_port(), free_port()
             proxies.append(
@@ -378,9 +445,9 @@ def main() -> None:
             for proxy in proxies:
                 proxy.start()
             with Serve(env, port) as serving:  # holds the embedded Redis, whose URL a shell then reads
-                redis_client = redis.Redis.from_url(
-                    manage(env, "shell", "-c", REDIS_URL).strip().splitlines()[-1]
-                )
+                redis_url = manage(env, "shell", "-c", REDIS_URL).strip().splitlines()[-1]
+                redis_client = redis.Redis.from_url(redis_url)
+                granian = granian_front(env, redis_url, granian_port)
                 time.sleep(15)  # the web process loads the embedding model in the background at start
                 auth = {**HEADERS, "Authorization": f"Bearer {token}"}
                 routes = [
@@ -393,9 +460,12 @@ def main() -> None:
                     (VIRTUAL, f"http://127.0.0.1:{port}/v5/mcp", auth),
                     ("nginx proxy_pass", f"http://127.0.0.1:{proxy_port}/mcp", HEADERS),
                     ("nginx + registry check", f"http://127.0.0.1:{fronted_port}/bench/mcp", auth),
+                    (GRANIAN, f"http://127.0.0.1:{granian_port}/bench/mcp", auth),
+                    (A2A_DIRECT, agent_url, A2A_HEADERS),
+                    (A2A_GATEWAY, f"http://127.0.0.1:{port}/echo-agent/a2a", {**auth, **A2A_HEADERS}),
                 ]
                 for name, url, headers in routes:
-                    load(url, headers, 1, 2, args.sessions or name == VIRTUAL)  # warm-up
+                    load(url, headers, 1, 2, keeps_session(name, args.sessions), body_of(name))  # warm-up
                 pairs = paired(routes[1][1], routes[5][1], auth, args.seconds * 4, args.sessions)
                 if args.limits_only:
                     routes, clients_counts = [], ()
@@ -415,8 +485,8 @@ def main() -> None:
                         webs = [psutil.Process(pid) for pid in web_processes(serving.proc.pid)]
                         before = sum(sum(web.cpu_times()[:2]) for web in webs)
                         commands = redis_commands(redis_client)
-                        keeps = args.sessions or name == VIRTUAL
-                        latencies, count = load(url, headers, clients, args.seconds, keeps)
+                        keeps = keeps_session(name, args.sessions)
+                        latencies, count = load(url, headers, clients, args.seconds, keeps, body_of(name))
                         rows.append((clients, name, latencies, count))
                         if "registry" in name or "gateway" in name or name == VIRTUAL:
                             used = sum(sum(web.cpu_times()[:2]) for web in webs) - before
@@ -438,16 +508,18 @@ def main() -> None:
     finally:
         for proxy in proxies:
             proxy.stop()
-        upstream.terminate()
-        upstream.wait(10)
+        for process in (upstream, agent, granian):
+            if process is not None:
+                process.terminate()
+                process.wait(10)
     print("| clients | route | p50 | p99 | req/s | p50 overhead | throughput vs direct |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     direct = {}
     for clients, name, latencies, count in rows:
         p50, p99 = statistics.median(latencies) * 1000, statistics.quantiles(latencies, n=100)[98] * 1000
-        if name == "direct":
-            direct[clients] = (p50, count)
-        base50, base_count = direct[clients]
+        if name in ("direct", A2A_DIRECT):
+            direct[(clients, name == A2A_DIRECT)] = (p50, count)
+        base50, base_count = direct[(clients, name in (A2A_DIRECT, A2A_GATEWAY))]
         print(
             f"| {clients} | {name} | {p50:.2f} ms | {p99:.2f} ms | {count / args.seconds:.0f} "
             f"| {p50 - base50:+.2f} ms | {count / base_count:.2f} |"
@@ -458,6 +530,11 @@ def main() -> None:
         print(
             f"built-in gateway / nginx proxy_pass throughput, {clients} clients: "
             f"{gateway[clients] / proxy_pass[clients]:.2f}"
+        )
+    front = {clients: count for clients, name, _, count in rows if name == GRANIAN}
+    for clients in sorted(front):
+        print(
+            f"granian front / uvicorn front throughput, {clients} clients: {front[clients] / gateway[clients]:.2f}"
         )
     medians = {(clients, name): statistics.median(latencies) * 1000 for clients, name, latencies, _ in rows}
     for clients in sorted(gateway):

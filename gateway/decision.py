@@ -74,6 +74,21 @@ async def counted(rules: Rules, principal: Principal, target: Target, methods: S
     return await quotas.verdict(rules, principal, target, dict(kinds))
 
 
+async def member_judged(
+    rules: Rules, principal: Principal, virtual: Target, member: Target, call: jsonrpc.Message
+) -> Judgement:
+    """A virtual server's routed call, once its member is known (the virtual server was admitted as any
+    target): step 2 for the member (its quarantine: Refusal), step 3 at the member (its rule and trust),
+    step 4 against the limits of the virtual server and of the member together, in one count."""
+    await quotas.check_quarantine(rules, principal, member)
+    if why := refusal(principal, member, call):
+        return Judgement(denied={0: why})
+    kind = _counted(member, call.method) if call.kind == "request" else None
+    return Judgement(
+        limits=await quotas.verdict(rules, principal, member, {kind: 1} if kind else {}, (virtual,))
+    )
+
+
 def _audience(principal: Principal, target: Target, audience: str) -> None:
     if principal.audience is None:
         return

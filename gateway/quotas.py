@@ -128,38 +128,15 @@ def mcp_refusal(judged: Verdict, checked) -> tuple[int, object, dict]:
     forwarded, every request is answered with the refusal (notifications go nowhere)."""
     status, code, text, data, headers = refusal(judged)
     errors = [
-        _error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
+        limit_error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
     ]
     errors += checked.denied
     payload = errors if checked.batch else errors[0]
     return status, payload, headers
 
 
-def _error(request_id, code: int, text: str, data: dict | None) -> dict:
+def limit_error(request_id, code: int, text: str, data: dict | None) -> dict:
     message = jsonrpc.error_message(request_id, code, text)
     if data is not None:
         message["error"]["data"] = data
     return message
-
-
-async def member_refusal(caller, member, message: dict) -> tuple[dict, int, dict] | None:
-    """Behind a virtual server, a routed request is judged here, once its member is known: the member
-    server's quarantine, then the limits of the virtual server and of the member server together, in one
-    count (a limit on a server holds however its calls arrive, and a call one of them refuses uses up
-    neither): (the JSON-RPC error to answer, the HTTP status of a request answered alone, its headers: a
-    member's quarantine is an error of this call (200), a limit 429 with Retry-After and RateLimit as a
-    plain server's), or None."""
-    found = await rules(caller.epochs.limits)
-    if not found.limits and not found.quarantines:
-        return None
-    target = Target(TargetKind.SERVER, member.server.path, tuple(member.server.tags or ()))
-    request_id = message.get("id")
-    if (text := await quarantine_refusal(found, caller.principal, target)) is not None:
-        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, text), 200, {}
-    kind = COUNTED_MCP.get(message.get("method"))
-    virtual = Target(TargetKind.VIRTUAL_SERVER, caller.virtual_path)
-    judged = await verdict(found, caller.principal, target, {kind: 1} if kind else {}, also=(virtual,))
-    if judged.allowed:
-        return None
-    status, code, text, data, headers = refusal(judged)
-    return _error(request_id, code, text, data), status, headers

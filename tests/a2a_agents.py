@@ -75,12 +75,8 @@ class _RequiresHeader:
         await self.app(scope, receive, send)
 
 
-def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
-    """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
-    requests carrying it are served
-    (the running thread's `guard.seen` lists what each request carried)."""
-    sock = loopback_socket()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+def echo_agent_app(url: str) -> Starlette:
+    """The echo agent's ASGI application, served at `url` (JSON-RPC at `/`, HTTP+JSON under `/rest`)."""
     agent_card = card(url)
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
@@ -90,7 +86,15 @@ def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> Uvi
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest"),
     ]
-    app = Starlette(routes=routes)
+    return Starlette(routes=routes)
+
+
+def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
+    """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
+    requests carrying it are served
+    (the running thread's `guard.seen` lists what each request carried)."""
+    sock = loopback_socket()
+    app = echo_agent_app(f"http://127.0.0.1:{sock.getsockname()[1]}/")
     guard = _RequiresHeader(app, *requires) if requires else None
     running = UvicornThread(guard or app, sock).start()
     running.guard = guard

@@ -25,11 +25,12 @@ import secrets
 from connections.resolver import gateway_headers_again
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import asking, fair_share, forwarding, jsonrpc, messages, quotas, sessions
+from gateway import asking, fair_share, forwarding, jsonrpc, messages, sessions
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
 from gateway.virtual import asks as virtual_asks
+from gateway.virtual import judged as virtual_judged
 from gateway.virtual import lists as virtual_lists
 from gateway.virtual import members as virtual_members
 from gateway.virtual import sessions as virtual_sessions
@@ -132,9 +133,7 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         if "error" in found:
             return found, None
         member, routed = found["member"], found["message"]
-        if denial := _member_denial(caller.principal, member, message, routed):
-            return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, denial), None
-        if refused := await quotas.member_refusal(caller, member, message):
+        if refused := await virtual_judged.refused(caller, member, message, routed):
             return refused[0], None  # in a batch or beside others: the error alone
         try:
             return await virtual_members.ask(caller, member, routed), None
@@ -295,23 +294,6 @@ def _tool_behind(virtual, caller: Caller, name: str):
     return virtual.tools_by_name.get(name)
 
 
-def _member_denial(principal, member, message: dict, routed: dict) -> str | None:
-    """Why the member's own server refuses a routed request, or None: a tool operators withhold is named
-    as the client knows it (its alias), anything else the caller may not do there is said plainly."""
-    backing = jsonrpc.read(routed)[1][0]
-    if jsonrpc.allowed(principal, member.server.path, backing):
-        return None
-    shown_as = (message.get("params") or {}).get("name")
-    if backing.method == jsonrpc.PROMPTS_GET:
-        withheld = principal.prompt_refusal(member.server.path, backing.target, shown_as)
-    else:
-        shown_as = shown_as if backing.method == jsonrpc.TOOLS_CALL else None
-        withheld = principal.tool_refusal(member.server.path, backing.tool, shown_as)
-    return (
-        withheld or f"Access denied: '{principal.username}' may not do this on server '{member.server.path}'."
-    )
-
-
 async def _stream(scope, receive, send, route: Route, caller: Caller, checked, message: dict) -> None:
     """A routed request carried to its member and the answer streamed back under the virtual session."""
     virtual, principal = route.virtual, route.principal
@@ -319,15 +301,10 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
     if "error" in found:
         return await forwarding.json_answer(send, 200, found)
     member, routed = found["member"], found["message"]
-    member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
-    if member_checked.denied:
-        denial = _member_denial(principal, member, message, routed)
-        return await forwarding.json_answer(
-            send, 200, jsonrpc.error_message(message["id"], jsonrpc.FORBIDDEN, denial)
-        )
-    if refused := await quotas.member_refusal(caller, member, message):
+    if refused := await virtual_judged.refused(caller, member, message, routed):
         error, status, headers = refused
         return await forwarding.json_answer(send, status, error, headers)
+    member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
     member_route = Route(server=member.server, principal=principal)
     answer_to = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
