@@ -1,24 +1,40 @@
-"""The A2A upstream of bench/gateway.py: the tests' echo agent (official a2a-sdk, JSON-RPC at `/`), each
-message answered by a task that completes with the text echoed.
+"""The A2A upstream of bench/gateway.py: an agent that answers every JSON-RPC `SendMessage` at once with a
+completed task echoing the text (A2A v1.0's shape), so what is measured through the gateway is the gateway
+(the official a2a-sdk's own handler takes tens of milliseconds a message, which would hide it). The
+gateway's tests talk to the a2a-sdk agent (tests/a2a_agents.py).
 
 Run: python bench/agent_upstream.py PORT
 """
 
-import socket
+import json
 import sys
-from pathlib import Path
+import uuid
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import uvicorn
 
-from tests.a2a_agents import echo_agent_app  # noqa: E402
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    request = json.loads(body)
+    text = request["params"]["message"]["parts"][0]["text"]
+    task = {
+        "id": str(uuid.uuid4()),
+        "contextId": str(uuid.uuid4()),
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "artifacts": [{"artifactId": "echo", "parts": [{"text": f"echo: {text}"}]}],
+    }
+    answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": answer})
+
 
 if __name__ == "__main__":
-    import uvicorn
-
-    port = int(sys.argv[1])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    app = echo_agent_app(f"http://127.0.0.1:{port}/")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, http="httptools")
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)

@@ -369,6 +369,24 @@ async def asgi_body(receive) -> bytes:
             return body
 
 
+class HeaderRecorder:
+    """An upstream that notes the headers of every HTTP request it is sent (`seen`, in order)."""
+
+    def __init__(self, app):
+        self.app, self.seen = app, []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            self.seen.append(dict(scope["headers"]))
+        await self.app(scope, receive, send)
+
+
+def recorded_time_server() -> tuple[UvicornThread, HeaderRecorder]:
+    """A time server of its own, whose requests' headers are noted."""
+    recorder = HeaderRecorder(time_tools(MCPServer("Recorded", log_level="WARNING")).streamable_http_app())
+    return _serve(recorder), recorder
+
+
 def _serve(app, sock: socket.socket | None = None) -> UvicornThread:
     return UvicornThread(app, sock or loopback_socket()).start()
 

@@ -2,7 +2,8 @@
 server and an A2A agent through the real gateway, each answered in its own protocol. A token bound to
 another resource is 401 with a challenge; a quarantined caller or target is 403 with the operator's
 reason; a method the rules do not grant is refused before the upstream sees it; a call over a limit is
-429 with Retry-After and the kind's error (-32023)."""
+429 with Retry-After and the kind's error (-32023); the caller's credential never reaches the upstream,
+which gets the registry's own for it (connections/resolver.py)."""
 
 import json
 
@@ -12,7 +13,7 @@ from limits.services import limit_set, quarantine_set
 from tests.a2a_agents import echo_agent
 from tests.factories import AgentFactory, ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, caller_fixture, gateway_fixture, post  # noqa: F401
-from tests.mcp_servers import time_server_fixture  # noqa: F401
+from tests.mcp_servers import recorded_time_server, time_server_fixture  # noqa: F401
 from tests.oauth.conftest import Host, olga  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
@@ -119,6 +120,36 @@ def test_a_method_the_rules_do_not_grant_is_refused_in_the_kinds_shape(gateway, 
     assert status == 200
     assert answer["error"]["code"] == (-32050 if kind == "agent" else -32001)
     assert answer["error"]["message"].startswith("Access denied: 'gina' may not call ")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_callers_credential_never_reaches_the_upstream_which_gets_the_registrys(gateway, caller, kind):
+    from agents.services import agent_update
+    from servers.services.registry import server_update
+
+    server, server_seen = recorded_time_server()
+    agent = echo_agent(requires=("X-Upstream-Key", "the-registrys-key"))
+    try:
+        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=server.url("/mcp"))
+        server_update(actor=None, server=clock, headers={"X-Upstream-Key": "the-registrys-key"})
+        ToolFactory(server=clock, name="add")
+        virtual_server_create(
+            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
+        )
+        echo = AgentFactory(path="/echo", url=agent.url("/"), protocol_version="1.0", is_enabled=True)
+        agent_update(actor=None, agent=echo, headers={"X-Upstream-Key": "the-registrys-key"})
+        token = caller(*rules(kind, ["*"]))
+
+        status, _, answer = call(gateway.port, kind, bearer(token))
+        seen = agent.guard.seen if kind == "agent" else server_seen.seen
+    finally:
+        server.stop()
+        agent.stop()
+
+    assert status == 200 and "error" not in answer, answer
+    assert seen and all(headers.get(b"x-upstream-key") == b"the-registrys-key" for headers in seen)
+    assert not any(b"authorization" in headers or b"cookie" in headers for headers in seen)
+    assert not any(token.encode() in b"".join(headers.values()) for headers in seen)
 
 
 @pytest.mark.parametrize("kind", KINDS)
