@@ -7,10 +7,11 @@ class AgentsConfig(AppConfig):
     name = "agents"
 
     def ready(self):
-        from agents import policies, selectors
+        from agents import cache, policies, selectors
         from agents.models import Agent
         from core.targets import TARGETS, TargetKind, UpstreamKind
 
+        cache.connect()
         TARGETS.exists[TargetKind.AGENT] = selectors.agent_exists
         TARGETS.upstreams[TargetKind.AGENT] = UpstreamKind(
             model=Agent,

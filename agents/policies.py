@@ -10,7 +10,9 @@ callers on every surface (the agent API, the agents page, search/), so each answ
 from accounts.choices import UiPermission
 from accounts.principal import Principal
 from agents.a2a import MESSAGE_METHODS
+from agents.choices import Visibility
 from agents.models import Agent
+from agents.selectors import AgentRoute
 from servers.choices import USER_CREDENTIAL_MODES
 
 
@@ -81,3 +83,23 @@ def agents_needing_credential(principal: Principal) -> list[Agent]:
 
 def _may_message(principal: Principal, agent: Agent) -> bool:
     return any(principal.allows_mcp(agent.path, method) for method in MESSAGE_METHODS)
+
+
+def agent_seen_by(principal: Principal, route: AgentRoute) -> bool:
+    """AgentQuerySet.visible_to decided in memory for one agent the route cache holds (the same rule:
+    all to administrators; public and enabled to anonymous callers; public, one's own, and internal ones
+    shared through one of one's groups to everyone else)."""
+    agent = route.agent
+    if principal.is_admin:
+        return True
+    if not principal.is_authenticated:
+        return agent.visibility == Visibility.PUBLIC and agent.is_enabled
+    if agent.visibility == Visibility.PUBLIC or _owns(principal, agent):
+        return True
+    return agent.visibility == Visibility.INTERNAL and bool(route.sharing & set(principal.groups or ()))
+
+
+def agent_reached(principal: Principal, routes) -> Agent | None:
+    """The enabled agent a gateway path names (the longest of its `routes`) that `principal` may see;
+    None both when there is none and when it is hidden (answered alike, so existence does not leak)."""
+    return next((r.agent for r in routes if r.agent.is_enabled and agent_seen_by(principal, r)), None)

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from django.db.models import BooleanField, F, Func, Q, TextField, Value
 from django.db.models.expressions import RawSQL
 
+from agents.cache import ROUTES
 from agents.choices import Visibility
 from agents.live import agent_entry, agent_key
 from agents.models import Agent
+from core.epochs import MISSING
 from servers.live.entries import public_entry
 
 # == Listing, lookup and skill discovery (the agent API) ============================================
@@ -117,16 +119,45 @@ def agent_exists(path: str) -> bool:
     return Agent.objects.filter(path=path).exists()
 
 
-def agent_for_gateway(principal, candidates: tuple[str, ...]) -> Agent | None:
-    """The enabled agent a gateway path names (the longest of `candidates`) if `principal` may see it;
-    None both when there is none and when it is hidden (answered alike, so existence does not leak)."""
+@dataclass(frozen=True)
+class AgentRoute:
+    """An agent a gateway path may name, with the names of the groups that share it (its own and its
+    owner's: an internal agent is seen by their members)."""
+
+    agent: Agent
+    sharing: frozenset[str]
+
+
+def agent_routes(candidates: tuple[str, ...], epoch) -> tuple[AgentRoute, ...]:
+    """Every agent among `candidates` (longest first), enabled or not: one query, or none while the route
+    cache (agents/cache.py) holds the answer under `epoch`."""
+    cached = ROUTES.get(candidates, epoch)
+    if cached is not MISSING:
+        return cached
     found = {
         agent.path: agent
-        for agent in Agent.objects.visible_to(principal)
-        .filter(path__in=candidates, is_enabled=True)
+        for agent in Agent.objects.filter(path__in=candidates)
         .defer("embedding")
+        .select_related("owner")
+        .prefetch_related("groups", "owner__groups")
     }
-    return next((found[path] for path in candidates if path in found), None)
+    routes = tuple(
+        AgentRoute(agent, _sharing(agent)) for path in candidates if (agent := found.get(path)) is not None
+    )
+    ROUTES.put(candidates, routes, epoch)
+    return routes
+
+
+def agent_routes_cached(candidates: tuple[str, ...], epoch):
+    """What agent_routes would answer, from the route cache alone; MISSING when it does not know."""
+    return ROUTES.get(candidates, epoch)
+
+
+def _sharing(agent: Agent) -> frozenset[str]:
+    names = {group.name for group in agent.groups.all()}
+    if agent.owner is not None:
+        names |= {group.name for group in agent.owner.groups.all()}
+    return frozenset(names)
 
 
 def agents_health_snapshot(principal=None) -> dict[str, dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accounts.cache import PRINCIPALS
+from agents.cache import ROUTES as AGENT_ROUTES
 from core.epochs import epochs_async
 from limits.cache import LIMITS
 from servers.cache import ROUTES, TRUST
@@ -19,7 +20,8 @@ class Epochs:
     virtuals: bytes | None = None  # virtual servers and their gathered lists (virtual_servers/cache.py)
     trust: bytes | None = None  # pinned, held and blocked tools (servers/cache.py)
     limits: bytes | None = None  # limits and quarantines (limits/cache.py)
+    agents: bytes | None = None  # which agents a path names (agents/cache.py)
 
 
 async def request_epochs() -> Epochs:
-    return Epochs(*await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST, LIMITS))
+    return Epochs(*await epochs_async(PRINCIPALS, ROUTES, VIRTUALS, TRUST, LIMITS, AGENT_ROUTES))

@@ -28,10 +28,12 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.urls import Resolver404, resolve
 
+from accounts.authentication import bearer_of, cached_principal
 from agents import cards
-from agents.models import Agent
-from agents.selectors import agent_for_gateway
+from agents.policies import agent_reached
+from agents.selectors import agent_routes, agent_routes_cached
 from connections.resolver import gateway_headers, gateway_headers_again
+from core.epochs import MISSING
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope, origin_of
 from core.targets import Target, TargetKind
@@ -89,7 +91,10 @@ class AgentGateway(Front):
         if problem := headers.origin_problem(scope):
             raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
         epochs = await request_epochs()
-        principal, agent = await database_sync_to_async(_route)(scope, target.candidates, epochs.principals)
+        routed = _cached_route(scope, target.candidates, epochs)
+        if routed is None:
+            routed = await database_sync_to_async(_route)(scope, target.candidates, epochs)
+        principal, agent = routed
         rules = await quotas.rules(epochs.limits)
         reached = Target(TargetKind.AGENT, agent.path if agent is not None else target.candidates[0])
         await decision.admit(principal, reached, rules, audience=target.candidates[0])  # before any 404
@@ -131,19 +136,37 @@ class AgentGateway(Front):
         )
 
 
-def _route(scope, candidates: tuple[str, ...], epoch):
+def _cached_route(scope, candidates: tuple[str, ...], epochs):
+    """_route from the per-process caches alone (no database, no thread), or None when either misses."""
+    token = bearer_of(headers.first(scope, b"authorization"))
+    routes = agent_routes_cached(candidates, (epochs.agents, epochs.principals))
+    principal = cached_principal(token, epochs.principals) if token else None
+    if routes is MISSING or principal is None:
+        return None
+    if not routes:
+        _not_ours(scope)
+    return principal, agent_reached(principal, routes)
+
+
+def _route(scope, candidates: tuple[str, ...], epochs):
     """(the caller, the agent it may see at the path or None). A path no agent holds that is a page of
     Django's is Django's (NotOurs), whoever asks; the caller comes before the agent, so an anonymous
     client cannot tell agents' paths from unknown ones."""
-    if not Agent.objects.filter(path__in=candidates).exists():
-        try:
-            resolve(scope["path"])
-        except Resolver404:
-            pass
-        else:
-            raise NotOurs
-    principal = caller(headers.first(scope, b"authorization"), headers.first(scope, b"cookie"), epoch)
-    return principal, agent_for_gateway(principal, candidates)
+    routes = agent_routes(candidates, (epochs.agents, epochs.principals))
+    if not routes:
+        _not_ours(scope)
+    auth, cookie = headers.first(scope, b"authorization"), headers.first(scope, b"cookie")
+    principal = caller(auth, cookie, epochs.principals)
+    return principal, agent_reached(principal, routes)
+
+
+def _not_ours(scope) -> None:
+    """NotOurs when the path is a page of Django's."""
+    try:
+        resolve(scope["path"])
+    except Resolver404:
+        return
+    raise NotOurs
 
 
 async def _rest(scope, receive, send, agent, principal, rest: str, rules, epoch) -> None:
