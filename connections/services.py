@@ -19,6 +19,7 @@ from core import sealing
 from core.public_url import origin_of
 from core.targets import TARGETS
 from servers.choices import UpstreamAuth
+from servers.shared_headers import SharedHeadersLost
 
 logger = logging.getLogger(__name__)
 
@@ -220,24 +221,35 @@ def upstream_client_remove(*, actor, client: UpstreamClient) -> None:
 
 
 def credentials_reseal(*, progress=None) -> tuple[int, int]:
-    """Seal every credential not sealed under the newest key again under it; (resealed, unopenable).
-    A credential no configured key opens is left as it is (and is never used)."""
+    """Seal every credential not sealed under the newest key again under it, users' connections and the
+    operators' shared headers of every kind of target alike; (resealed, unopenable). A credential no
+    configured key opens is left as it is (and is never used)."""
     done = failed = 0
     stale = [
         c
         for c in UpstreamCredential.objects.select_related("server", "agent")
         if not sealing.sealed_with_newest(c.sealed)
     ]
-    for index, credential in enumerate(stale, 1):
+    shared = [
+        target
+        for upstream in TARGETS.upstreams.values()
+        for target in upstream.model.objects.exclude(sealed_headers="").defer("embedding")
+        if not sealing.sealed_with_newest(target.sealed_headers)
+    ]
+    for index, row in enumerate([*stale, *shared], 1):
         try:
-            credential.sealed = resealed(credential, credential.target)
-        except sealing.Unsealable:
+            if isinstance(row, UpstreamCredential):
+                row.sealed = resealed(row, row.target)
+                row.save(update_fields=["sealed"])
+            else:
+                row.headers = row.shared_headers()  # opened under any configured key, sealed under the newest
+                row.save(update_fields=["sealed_headers"])
+        except (sealing.Unsealable, SharedHeadersLost):
             failed += 1
         else:
-            credential.save(update_fields=["sealed"])
             done += 1
         if progress is not None:
-            progress(index, len(stale))
+            progress(index, len(stale) + len(shared))
     return done, failed
 
 

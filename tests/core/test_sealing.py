@@ -1,6 +1,8 @@
 """Secrets sealed at rest with AES-GCM: bound to their context, opened by any configured key, sealed by the
 first, so keys rotate; a bad key is refused with a message naming it."""
 
+import io
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -58,3 +60,32 @@ def test_without_keys_one_is_derived_from_the_secret_key(settings):
 
     with pytest.raises(sealing.Unsealable):
         sealing.unseal(sealed, context="c")
+
+
+@pytest.mark.django_db
+def test_reseal_carries_users_connections_and_shared_headers_of_every_kind_to_the_new_key(settings):
+    from django.core.management import call_command
+
+    from connections.services import credential_secret_connect
+    from servers.models import Server
+    from tests.factories import AgentFactory, ServerFactory
+
+    settings.CREDENTIAL_KEYS = [A]
+    server = ServerFactory(path="/shared", headers={"X-Api-Key": "server-key"})
+    agent = AgentFactory(path="/agent", headers={"X-Api-Key": "agent-key"})
+    keyed = ServerFactory(path="/keyed", upstream_auth="user_secret", user_secret_header="X-Key: {secret}")
+    credential = credential_secret_connect(
+        actor=None, target=keyed, user=None, secret="discovery-key", purpose="discovery"
+    )
+    settings.CREDENTIAL_KEYS = [B, A]
+
+    call_command("reseal_credentials", stdout=io.StringIO())
+    settings.CREDENTIAL_KEYS = [B]  # the old key gone
+
+    credential.refresh_from_db()
+    assert Server.objects.get(pk=server.pk).headers == {"X-Api-Key": "server-key"}
+    assert type(agent).objects.get(pk=agent.pk).headers == {"X-Api-Key": "agent-key"}
+    assert all(
+        sealing.sealed_with_newest(value)
+        for value in (credential.sealed, Server.objects.get(pk=server.pk).sealed_headers)
+    )
