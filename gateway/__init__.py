@@ -1,7 +1,9 @@
 """Everything that judges and carries gateway traffic: the built-in gateway (an ASGI route ahead of Django's
 middleware for `/<server path>/mcp`, virtual servers at the same kind of URL, and, through the same front,
 A2A agents at `/<agent path>/a2a`: gateway/a2a/), `/validate` (its twin for proxies) and nginx in front.
-Every module, by what it does:
+One pipeline for every kind of target (docs/gateway.md): front → caller and target → the one decision →
+fair share → the one credential resolver (connections/resolver.py) → exchange → telemetry; each kind an
+adapter. Every module, by what it does:
 
 The shell and the caller
 - `front.py`: the ASGI shell every target kind shares: raw path, CORS, one error answer, client gone.
@@ -12,7 +14,8 @@ The shell and the caller
 - `headers.py`: which headers cross (one rule both ways), Host and Origin, headers against the body.
 
 Judging
-- `decision.py`: the one decision: audience, quarantine, the rule with operators' trust, then limits.
+- `decision.py`: the one decision: audience, quarantine, the rule with operators' trust, then limits (and
+  again at a virtual server's member).
 - `jsonrpc.py`: the one reader of JSON-RPC bodies and the one method rule (the gateway and `/validate`).
 - `messages.py`: a POST's messages sorted into forwarded and denied; tool lists cut in answers.
 - `pins_seen.py`: definitions a live list showed that are not pinned, recorded before the list is answered.
@@ -31,12 +34,12 @@ Carrying
 - `telemetry.py`: tool_execution and protocol_latency metrics, session facts in Redis.
 
 Virtual servers
-- `virtual/`: the virtual-server adapter: answers, sessions, members, merged lists and streams, the SSE
-  transport (gateway/virtual/__init__.py).
+- `virtual/`: the virtual-server adapter: answers, sessions, members and their judgement, merged lists
+  and streams, the SSE transport (gateway/virtual/__init__.py).
 
 A2A agents
 - `a2a/`: the A2A adapter: both bindings, params read as the agent reads them, tasks owned by their
-  caller, push-notification URLs checked (gateway/a2a/__init__.py).
+  caller, push-notification URLs checked, a missing credential asked for (gateway/a2a/__init__.py).
 
 Proxies in front
 - `handoff.py`, `nginx.py`, `management/commands/nginx_config.py`: nginx in front (X-Accel-Redirect).
