@@ -185,6 +185,9 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str,
         out = reader.feed(chunk) if reader else chunk
         if out:
             await send({"type": "http.response.body", "body": out, "more_body": True})
+        if getattr(reader, "cut", False):  # an event with no end in sight: the server is hung up on
+            response.close()
+            break
     tail = reader.close() if reader else b""
     if checked is not None and checked.denied:
         tail += b"".join(streams.sse_event(denied) for denied in checked.denied)

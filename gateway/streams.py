@@ -7,6 +7,11 @@ and an empty line ends an event. Every event stream the gateway carries goes thr
   gateway's memory stays bounded and the client is not left waiting.
 - `filtering=False` (a POST answer with nothing to change): bytes go on as they arrive, unbuffered; only
   small events are read, to note which requests failed (for metrics).
+
+In both, an event that has not ended after `limit` bytes ends the stream (`cut`): the client gets the
+JSON-RPC error for its request in an event of its own, and the carrier closes the upstream connection. So
+an upstream that never ends an event makes the gateway hold at most `limit` bytes, and the client is not
+left waiting.
 """
 
 from __future__ import annotations
@@ -72,8 +77,12 @@ class EventStream:
         self.size = 0
         self.oversized = False
         self.head = b""  # the first bytes of an oversized event, to find its id
+        self.event_bytes = 0  # of the unfinished event, kept or not
+        self.cut = False  # an event went past `limit` without ending: the stream is over
 
     def feed(self, chunk: bytes) -> bytes:
+        if self.cut:
+            return b""
         out = [] if self.filtering else [chunk]
         data = self.rest + chunk
         position = 0
@@ -83,12 +92,27 @@ class EventStream:
             self._line(data[position : end.start()], out)
             position = end.end()
         self.rest = data[position:]
+        if self.event_bytes + len(self.rest) > self.limit:
+            self._overflow(self.rest)
+            return self._cut(out)
         if len(self.rest) + self.size > self._keep_limit():
             self._overflow(self.rest)
+            self.event_bytes += len(self.rest)
             self.rest = self.rest[-1:] if self.rest.endswith(b"\r") else b""
         return b"".join(out)
 
+    def _cut(self, out: list[bytes]) -> bytes:
+        """The end of a stream whose event went past `limit`: what was due, then the error event (after a
+        blank line that ends what of the event was passed on)."""
+        self.cut = True
+        why = f"did not end within the gateway's limit of {self.limit} bytes"
+        refused = self._refused(self.head, why)
+        self.lines, self.rest, self.oversized, self.head = [], b"", False, b""
+        return b"".join(out) + (b"" if self.filtering else b"\n\n") + refused
+
     def close(self) -> bytes:
+        if self.cut:
+            return b""
         out: list[bytes] = []
         if self.rest:
             self._line(self.rest.rstrip(b"\r"), out)
@@ -108,6 +132,7 @@ class EventStream:
 
     def _line(self, line: bytes, out: list[bytes]) -> None:
         if line:
+            self.event_bytes += len(line) + 1
             if not self.oversized:
                 self.size += len(line) + 1
                 self.lines.append(line)
@@ -115,7 +140,7 @@ class EventStream:
                     self._overflow(b"")
             return
         lines, oversized, head = self.lines, self.oversized, self.head
-        self.lines, self.size, self.oversized, self.head = [], 0, False, b""
+        self.lines, self.size, self.oversized, self.head, self.event_bytes = [], 0, False, b"", 0
         if oversized:
             if self.filtering:
                 out.append(self._refused(head))

@@ -135,6 +135,9 @@ async def _pump(caller, member, response, members, out: asyncio.Queue) -> None:
                 await asyncio.to_thread(VIRTUALS.bump)
             if events:
                 await out.put(events)
+            if reader.cut:  # an event with no end in sight: the member is hung up on
+                response.close()
+                break
     except upstream.ERRORS as error:
         logger.info("The stream of %s for %s ended: %r", member.server.path, caller.virtual_path, error)
 

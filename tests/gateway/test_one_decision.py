@@ -3,9 +3,12 @@ server and an A2A agent through the real gateway, each answered in its own proto
 another resource is 401 with a challenge; a quarantined caller or target is 403 with the operator's
 reason; a method the rules do not grant is refused before the upstream sees it; a call over a limit is
 429 with Retry-After and the kind's error (-32023); the caller's credential never reaches the upstream,
-which gets the registry's own for it (connections/resolver.py)."""
+which gets the registry's own for it (connections/resolver.py); an upstream event that never ends is cut
+at the gateway's limit, the upstream hung up on and the client told."""
 
+import asyncio
 import json
+import time
 
 import pytest
 
@@ -13,7 +16,7 @@ from limits.services import limit_set, quarantine_set
 from tests.a2a_agents import echo_agent
 from tests.factories import AgentFactory, ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, caller_fixture, gateway_fixture, post  # noqa: F401
-from tests.mcp_servers import recorded_time_server, time_server_fixture  # noqa: F401
+from tests.mcp_servers import UvicornThread, loopback_socket, recorded_time_server, time_server_fixture  # noqa: F401
 from tests.oauth.conftest import Host, olga  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
@@ -51,6 +54,15 @@ def targets(time_server):
 def call(port: int, kind: str, headers: dict) -> tuple[int, dict, dict]:
     """(HTTP status, headers, the JSON answer) of one call to the target of `kind`: a tools/call in a
     session (MCP), a SendMessage (A2A)."""
+    status, answer_headers, body = call_raw(port, kind, headers)
+    text = body.decode()
+    if text.startswith("event:") or text.startswith("data:"):
+        text = next(line[6:] for line in text.splitlines() if line.startswith("data: "))
+    return status, answer_headers, json.loads(text)
+
+
+def call_raw(port: int, kind: str, headers: dict) -> tuple[int, dict, bytes]:
+    """(HTTP status, headers, the body as it came) of `call`."""
     path = PATHS[kind]
     if kind == "agent":
         message = {
@@ -58,10 +70,10 @@ def call(port: int, kind: str, headers: dict) -> tuple[int, dict, dict]:
         }
         request = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": message}
         status, answer_headers, body = post(port, f"{path}/a2a", request, {**headers, **V1})
-        return status, {k.lower(): v for k, v in answer_headers.items()}, json.loads(body)
+        return status, {k.lower(): v for k, v in answer_headers.items()}, body
     status, opened, body = post(port, f"{path}/mcp", INITIALIZE, headers)
     if status != 200:
-        return status, {k.lower(): v for k, v in opened.items()}, json.loads(body)
+        return status, {k.lower(): v for k, v in opened.items()}, body
     session = {"Mcp-Session-Id": opened["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
     request = {
         "jsonrpc": "2.0",
@@ -70,10 +82,7 @@ def call(port: int, kind: str, headers: dict) -> tuple[int, dict, dict]:
         "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
     }
     status, answer_headers, body = post(port, f"{path}/mcp", request, {**headers, **session})
-    text = body.decode()
-    if text.startswith("event:") or text.startswith("data:"):
-        text = next(line[6:] for line in text.splitlines() if line.startswith("data: "))
-    return status, {k.lower(): v for k, v in answer_headers.items()}, json.loads(text)
+    return status, {k.lower(): v for k, v in answer_headers.items()}, body
 
 
 def rules(kind: str, methods) -> list[dict]:
@@ -173,3 +182,99 @@ def test_a_call_over_a_limit_is_429_with_retry_after_and_the_kinds_error(gateway
     assert headers["ratelimit-policy"].endswith(";q=1;w=60")
     assert answer["error"]["code"] == -32023
     assert answer["error"]["data"]["retryAfterMs"] > 0
+
+
+class EndlessEvent:
+    """A hostile upstream, MCP or A2A: it opens sessions and lists `add` as a server does, and answers a
+    call (`tools/call`, `SendMessage`) with an event stream whose first event never ends (64 KiB chunks, no
+    newline), until the gateway hangs up or 100 MiB have gone."""
+
+    LIMIT = 100 * 1024 * 1024
+
+    def __init__(self):
+        self.sent = 0
+        self.hung_up = False
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body) if body else {}
+        method = request.get("method")
+        if method in ("tools/call", "SendMessage"):
+            return await self._endless(receive, send, request["id"])
+        if method == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]}
+        elif "id" not in request:
+            return await self._answer(send, 202, b"")
+        else:
+            result = {}
+        answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        await self._answer(send, 200, answer)
+
+    async def _answer(self, send, status: int, body: bytes):
+        headers = [(b"content-type", b"application/json"), (b"mcp-session-id", b"hostile-session")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _endless(self, receive, send, request_id):
+        start = [(b"content-type", b"text/event-stream"), (b"mcp-session-id", b"hostile-session")]
+        await send({"type": "http.response.start", "status": 200, "headers": start})
+
+        async def watch():
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            self.hung_up = True
+
+        watcher = asyncio.create_task(watch())
+        head = b'data: {"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{"text":"'
+        await send({"type": "http.response.body", "body": head, "more_body": True})
+        chunk = b"x" * 65536
+        while self.sent < self.LIMIT and not self.hung_up:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self.sent += len(chunk)
+            await asyncio.sleep(0.001)
+        watcher.cancel()
+        await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_upstream_event_that_never_ends_is_cut_at_the_limit_and_the_client_told(
+    gateway, caller, settings, kind
+):
+    settings.GATEWAY_MAX_REWRITE_BYTES = 1024 * 1024
+    hostile = EndlessEvent()
+    running = UvicornThread(hostile, loopback_socket()).start()
+    try:
+        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=running.url("/mcp"))
+        ToolFactory(server=clock, name="add")
+        virtual_server_create(
+            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
+        )
+        AgentFactory(path="/echo", url=running.url("/"), protocol_version="1.0", is_enabled=True)
+        token = caller(*rules(kind, ["*"]))
+
+        status, _, raw = call_raw(gateway.port, kind, bearer(token))
+        deadline = time.monotonic() + 10
+        while not hostile.hung_up and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        running.stop()
+
+    last = json.loads([line for line in raw.splitlines() if line.startswith(b"data: ")][-1][6:])
+    assert status == 200
+    assert last["id"] == 2
+    assert last["error"]["code"] == -32603
+    assert "1048576 bytes" in last["error"]["message"]
+    assert hostile.hung_up and hostile.sent < 8 * 1024 * 1024  # hung up on soon after the limit
