@@ -12,6 +12,9 @@ import uuid
 
 import uvicorn
 
+CARD = {"name": "Bench echo", "description": "Echoes", "version": "1", "supportedInterfaces": []}
+NOT_FOUND = {"jsonrpc": "2.0", "error": {"code": -32001, "message": "Task not found"}}
+
 
 async def app(scope, receive, send):
     if scope["type"] != "http":
@@ -22,7 +25,9 @@ async def app(scope, receive, send):
         body += message.get("body", b"")
         if not message.get("more_body"):
             break
-    request = json.loads(body)
+    request = json.loads(body) if body else {}
+    if request.get("method") != "SendMessage":  # the health check's card read and task query
+        return await _json(send, CARD if scope["method"] == "GET" else NOT_FOUND | {"id": request.get("id")})
     text = request["params"]["message"]["parts"][0]["text"]
     task = {
         "id": str(uuid.uuid4()),
@@ -30,7 +35,11 @@ async def app(scope, receive, send):
         "status": {"state": "TASK_STATE_COMPLETED"},
         "artifacts": [{"artifactId": "echo", "parts": [{"text": f"echo: {text}"}]}],
     }
-    answer = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}}).encode()
+    await _json(send, {"jsonrpc": "2.0", "id": request["id"], "result": {"task": task}})
+
+
+async def _json(send, value) -> None:
+    answer = json.dumps(value).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": answer})

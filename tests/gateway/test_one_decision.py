@@ -10,6 +10,7 @@ import asyncio
 import json
 import time
 
+import httpx
 import pytest
 
 from limits.services import limit_set, quarantine_set
@@ -191,9 +192,10 @@ class EndlessEvent:
 
     LIMIT = 100 * 1024 * 1024
 
-    def __init__(self):
+    def __init__(self, pause: float = 0.001):
         self.sent = 0
         self.hung_up = False
+        self.pause = pause  # between chunks
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -244,7 +246,7 @@ class EndlessEvent:
         while self.sent < self.LIMIT and not self.hung_up:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             self.sent += len(chunk)
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(self.pause)
         watcher.cancel()
         await send({"type": "http.response.body", "body": b""})
 
@@ -278,3 +280,68 @@ def test_an_upstream_event_that_never_ends_is_cut_at_the_limit_and_the_client_to
     assert last["error"]["code"] == -32603
     assert "1048576 bytes" in last["error"]["message"]
     assert hostile.hung_up and hostile.sent < 8 * 1024 * 1024  # hung up on soon after the limit
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_fair_share_holds_a_caller_over_its_share_gets_429_and_another_is_served(
+    gateway, caller, settings, kind
+):
+    from gateway import fair_share
+
+    settings.GATEWAY_MAX_STREAMS_PER_CALLER = 1
+    hostile = EndlessEvent(pause=0.05)  # an answer that takes its time
+    running = UvicornThread(hostile, loopback_socket()).start()
+    try:
+        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=running.url("/mcp"))
+        ToolFactory(server=clock, name="add")
+        virtual_server_create(
+            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
+        )
+        AgentFactory(path="/echo", url=running.url("/"), protocol_version="1.0", is_enabled=True)
+        hog, other = caller(*rules(kind, ["*"]), name="hog"), caller(*rules(kind, ["*"]), name="olga")
+        url, request, extra = held_call(gateway.port, kind, bearer(hog))
+        with httpx.stream("POST", gateway.url(url), json=request, headers=extra, timeout=20) as held:
+            chunks = held.iter_bytes()  # kept: an abandoned iterator closes the stream
+            assert next(chunks)
+            over = call_raw(gateway.port, kind, bearer(hog))
+            served = opened(gateway.port, kind, bearer(other))
+        deadline = time.monotonic() + 5
+        while fair_share.held() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        running.stop()
+
+    assert over[0] == 429
+    assert over[1]["retry-after"] == "1"
+    assert json.loads(over[2])["error"]["code"] == -32023
+    assert served == 200
+    assert fair_share.held() == {}
+
+
+def held_call(port: int, kind: str, headers: dict) -> tuple[str, dict, dict]:
+    """(path, body, headers) of a call whose answer streams: a SendMessage (A2A), a tools/call in a session
+    opened here (MCP)."""
+    stream_headers = {**headers, "Accept": "application/json, text/event-stream"}
+    if kind == "agent":
+        message = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+        return (
+            "/echo/a2a",
+            {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": message},
+            {
+                **stream_headers,
+                **V1,
+            },
+        )
+    path = f"{PATHS[kind]}/mcp"
+    _, opened_headers, _ = post(port, path, INITIALIZE, headers)
+    session = {"Mcp-Session-Id": opened_headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {}}}
+    return path, request, {**stream_headers, **session}
+
+
+def opened(port: int, kind: str, headers: dict) -> int:
+    """The status of another caller's first request (an initialize, an A2A task read)."""
+    if kind == "agent":
+        request = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "none"}}
+        return post(port, "/echo/a2a", request, {**headers, **V1})[0]
+    return post(port, f"{PATHS[kind]}/mcp", INITIALIZE, headers)[0]
