@@ -12,6 +12,7 @@ server, so any gateway process serves any request. Anything that is not a gatewa
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -181,7 +182,15 @@ class Gateway(front.Front):
         try:
             credential = await gateway_headers(route.server, principal, epochs.principals)
             await ordering.after(earlier)
-            with fair_share.slot(sessions.owner(principal), route.server.proxy_pass_url):
+            with contextlib.ExitStack() as share:
+                try:
+                    share.enter_context(
+                        fair_share.slot(sessions.owner(principal), route.server.proxy_pass_url)
+                    )
+                except routing.Refusal as full:
+                    if (answered := quotas.over_share(full, checked)) is None:
+                        raise
+                    return await forwarding.json_answer(send, *answered)
                 try:
                     await attempt(credential)
                 except SignInRefused as refused:  # once more, with a refreshed sign-in

@@ -16,7 +16,7 @@ from core.epochs import MISSING
 from core.errors import ErrorCode
 from core.redis_clients import async_client
 from core.targets import Target, TargetKind
-from gateway import jsonrpc
+from gateway import fair_share, jsonrpc
 from gateway.routing import Refusal
 from limits import counting
 from limits.choices import Counted
@@ -140,3 +140,20 @@ def limit_error(request_id, code: int, text: str, data: dict | None) -> dict:
     if data is not None:
         message["error"]["data"] = data
     return message
+
+
+def over_share(full, checked) -> tuple[int, object, dict] | None:
+    """An MCP POST over its caller's or its upstream's fair share (gateway/fair_share.py), answered as a
+    limit's refusal is: 429, -32023 for each request with `retryAfterMs`, `Retry-After`. None when it
+    carries no request (a GET stream, a notification: the front's 429 then)."""
+    if checked is None:
+        return None
+    retry = {"retryAfterMs": fair_share.RETRY_AFTER_SECONDS * 1000}
+    errors = [
+        limit_error(raw["id"], RATE_LIMITED, full.detail, retry)
+        for raw in checked.forward
+        if "id" in raw and "method" in raw
+    ]
+    if not errors:
+        return None
+    return 429, errors if checked.batch else errors[0], full.headers

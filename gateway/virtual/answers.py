@@ -18,6 +18,7 @@ owner, each message by the one rule at the virtual path, with the names clients 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -25,7 +26,7 @@ import secrets
 from connections.resolver import gateway_headers_again
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import asking, fair_share, forwarding, jsonrpc, messages, sessions
+from gateway import asking, fair_share, forwarding, jsonrpc, messages, quotas, sessions
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
@@ -322,7 +323,13 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
 
     try:
         headers = await virtual_members.credential(member, principal, caller.epoch)
-        with fair_share.slot(sessions.owner(principal), member.server.proxy_pass_url):
+        with contextlib.ExitStack() as share:
+            try:
+                share.enter_context(fair_share.slot(sessions.owner(principal), member.server.proxy_pass_url))
+            except Refusal as full:
+                if (answered := quotas.over_share(full, checked)) is None:
+                    raise
+                return await forwarding.json_answer(send, *answered)
             try:
                 await attempt(headers)
             except SignInRefused as refused:  # once more, with a refreshed sign-in, as for a plain server

@@ -192,10 +192,10 @@ class EndlessEvent:
 
     LIMIT = 100 * 1024 * 1024
 
-    def __init__(self, pause: float = 0.001):
+    def __init__(self, hold: bool = False):
         self.sent = 0
         self.hung_up = False
-        self.pause = pause  # between chunks
+        self.hold = hold  # instead: one whole event, then the stream held open until the client leaves
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -209,7 +209,7 @@ class EndlessEvent:
         request = json.loads(body) if body else {}
         method = request.get("method")
         if method in ("tools/call", "SendMessage"):
-            return await self._endless(receive, send, request["id"])
+            return await self._endless(receive, send, request["id"], method)
         if method == "initialize":
             result = {
                 "protocolVersion": "2025-11-25",
@@ -230,7 +230,7 @@ class EndlessEvent:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _endless(self, receive, send, request_id):
+    async def _endless(self, receive, send, request_id, method: str):
         start = [(b"content-type", b"text/event-stream"), (b"mcp-session-id", b"hostile-session")]
         await send({"type": "http.response.start", "status": 200, "headers": start})
 
@@ -239,6 +239,17 @@ class EndlessEvent:
                 pass
             self.hung_up = True
 
+        if self.hold:
+            working = {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}
+            progress = {"method": "notifications/progress", "params": {"progressToken": 1, "progress": 0}}
+            event = (
+                {"id": request_id, "result": {"statusUpdate": working}}
+                if method == "SendMessage"
+                else progress
+            )
+            data = json.dumps({"jsonrpc": "2.0", **event}).encode()
+            await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+            return await watch()
         watcher = asyncio.create_task(watch())
         head = b'data: {"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{"text":"'
         await send({"type": "http.response.body", "body": head, "more_body": True})
@@ -246,7 +257,7 @@ class EndlessEvent:
         while self.sent < self.LIMIT and not self.hung_up:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             self.sent += len(chunk)
-            await asyncio.sleep(self.pause)
+            await asyncio.sleep(0.001)
         watcher.cancel()
         await send({"type": "http.response.body", "body": b""})
 
@@ -289,7 +300,7 @@ def test_the_fair_share_holds_a_caller_over_its_share_gets_429_and_another_is_se
     from gateway import fair_share
 
     settings.GATEWAY_MAX_STREAMS_PER_CALLER = 1
-    hostile = EndlessEvent(pause=0.05)  # an answer that takes its time
+    hostile = EndlessEvent(hold=True)  # an answer that takes its time
     running = UvicornThread(hostile, loopback_socket()).start()
     try:
         clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=running.url("/mcp"))
@@ -314,6 +325,7 @@ def test_the_fair_share_holds_a_caller_over_its_share_gets_429_and_another_is_se
     assert over[0] == 429
     assert over[1]["retry-after"] == "1"
     assert json.loads(over[2])["error"]["code"] == -32023
+    assert json.loads(over[2])["error"]["message"].startswith("You have 1 exchanges open")
     assert served == 200
     assert fair_share.held() == {}
 
