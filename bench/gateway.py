@@ -246,7 +246,9 @@ def main() -> None:
                         keeps = keeps_session(name, args.sessions)
                         latencies, count = load(url, headers, clients, args.seconds, keeps, body_of(name))
                         rows.append((clients, name, latencies, count))
-                        if "registry" in name or "gateway" in name or name == VIRTUAL:
+                        if (
+                            "registry" in name or "gateway" in name or name == VIRTUAL
+                        ) and name != GRANIAN:  # serve's processes
                             used = sum(sum(web.cpu_times()[:2]) for web in webs) - before
                             sent = redis_commands(redis_client) - commands
                             cpu.append(
