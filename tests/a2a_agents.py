@@ -9,7 +9,18 @@ from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    TaskState,
+)
 from starlette.applications import Starlette
 
 from tests.mcp_servers import UvicornThread, loopback_socket
@@ -99,3 +110,21 @@ def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> Uvi
     running = UvicornThread(guard or app, sock).start()
     running.guard = guard
     return running
+
+
+def said(text: str) -> SendMessageRequest:
+    return SendMessageRequest(
+        message=Message(message_id=f"m-{text}", role=Role.ROLE_USER, parts=[Part(text=text)])
+    )
+
+
+async def last_task(client, text: str):
+    """The task the answer to `text` made: the gateway's ask for a credential as it came, or the agent's
+    task as the agent has it once the answer is over (a stream shows it first, then its updates)."""
+    last = None
+    async for event in client.send_message(said(text)):
+        if event.HasField("task"):
+            last = event.task
+    if last.status.state == TaskState.TASK_STATE_AUTH_REQUIRED:
+        return last
+    return await client.get_task(GetTaskRequest(id=last.id))

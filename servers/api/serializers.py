@@ -175,7 +175,25 @@ HEADERS_ADMIN_ONLY = "Only administrators set outbound headers."
 CREDENTIALS_ADMIN_ONLY = "Only administrators choose where the server's credentials come from."
 
 
-class DashboardServerSerializer(ServerInputSerializer):
+class AdministeredCredentials:
+    """Where a target's credential comes from (`upstream_auth`, `user_secret_header`) is set by
+    administrators only (`context["may_set_headers"]`): a server's forms and an agent's card alike."""
+
+    credentials_admin_only = CREDENTIALS_ADMIN_ONLY
+
+    def validate_upstream_auth(self, value):
+        return self._administered(value)
+
+    def validate_user_secret_header(self, value):
+        return self._administered(value)
+
+    def _administered(self, value):
+        if not self.context.get("may_set_headers"):
+            raise serializers.ValidationError(self.credentials_admin_only)
+        return value
+
+
+class DashboardServerSerializer(AdministeredCredentials, ServerInputSerializer):
     """The dashboard's register form (and `/api/register`). The page asks for no tool count or stars:
     the health check discovers the tools; the contract's form fields are still accepted. Outbound
     headers are write-only and set by administrators only (`context["may_set_headers"]`); a blank
@@ -191,16 +209,6 @@ class DashboardServerSerializer(ServerInputSerializer):
         if not self.context.get("may_set_headers"):
             raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
         return super().validate_headers(value)
-
-    def validate_upstream_auth(self, value):
-        if not self.context.get("may_set_headers"):
-            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
-        return value
-
-    def validate_user_secret_header(self, value):
-        if not self.context.get("may_set_headers"):
-            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
-        return value
 
 
 class ServerEditSerializer(DashboardServerSerializer):

@@ -11,7 +11,7 @@ import json
 import anyio
 import httpx
 import pytest
-from a2a.types import GetTaskRequest, TaskState
+from a2a.types import TaskState
 from django.db import connection
 from django.test import Client as PageClient
 
@@ -20,8 +20,8 @@ from agents.health import check_agent
 from agents.models import Agent
 from agents.services import agent_update
 from connections.models import UpstreamCredential
-from tests.a2a_agents import echo_agent
-from tests.agents.test_a2a_gateway import V1, _with_client, said
+from tests.a2a_agents import echo_agent, last_task
+from tests.agents.test_a2a_gateway import V1, _with_client
 from tests.factories import AgentFactory
 from tests.gateway.gateway_calls import (  # noqa: F401
     bearer,
@@ -56,22 +56,10 @@ def keyed():
     running.stop()
 
 
-async def _last_task(client, text: str):
-    """The task the answer to `text` made: the gateway's ask as it came, or the agent's as the agent has
-    it once the answer is over (a stream shows it first, then its updates)."""
-    last = None
-    async for event in client.send_message(said(text)):
-        if event.HasField("task"):
-            last = event.task
-    if last.status.state == TaskState.TASK_STATE_AUTH_REQUIRED:
-        return last
-    return await client.get_task(GetTaskRequest(id=last.id))
-
-
 def message(gateway, token, text: str, streaming: bool = True):
     return anyio.run(
         lambda: _with_client(
-            gateway.url("/keyed/a2a"), token, lambda c: _last_task(c, text), streaming=streaming
+            gateway.url("/keyed/a2a"), token, lambda c: last_task(c, text), streaming=streaming
         )
     )
 

@@ -13,14 +13,14 @@ import anyio
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
-from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import TaskState
 
 from accounts.choices import AuthMethod
 from accounts.models import User
 from accounts.principal import principal_for_user
 from connections.models import UpstreamCredential
 from connections.resolver import headers_for
-from tests.a2a_agents import echo_agent
+from tests.a2a_agents import echo_agent, last_task
 from tests.connections.test_user_sign_in import named, token_of
 from tests.connections.upstream import secure_gateway_fixture, sign_in, start_upstream, stop_peer  # noqa: F401
 from tests.factories import AgentFactory
@@ -73,23 +73,6 @@ def upagent(upstream, settings, member, scope_factory):
         is_enabled=True,
         upstream_auth="user_oauth",
     )
-
-
-def said(text: str) -> SendMessageRequest:
-    return SendMessageRequest(
-        message=Message(message_id=f"m-{text}", role=Role.ROLE_USER, parts=[Part(text=text)])
-    )
-
-
-async def last_task(client, text: str):
-    """The gateway's ask as it came, or the agent's task once the answer is over."""
-    last = None
-    async for event in client.send_message(said(text)):
-        if event.HasField("task"):
-            last = event.task
-    if last.status.state == TaskState.TASK_STATE_AUTH_REQUIRED:
-        return last
-    return await client.get_task(GetTaskRequest(id=last.id))
 
 
 def with_client(url: str, token: str, work, certificate):

@@ -24,7 +24,7 @@ from agents.api.serializers.fields import HttpUrlField, ReaderField, StrictCharF
 from agents.choices import Visibility
 from agents.signed_cards import read_signature, signed_card_of
 from core.validators import PATH_MAX_LENGTH, registry_path_field
-from servers.api.serializers import validated_headers
+from servers.api.serializers import AdministeredCredentials, validated_headers
 from servers.choices import UpstreamAuth
 
 MAX_SKILLS = 200
@@ -79,7 +79,7 @@ def _flat(detail) -> list[str]:
     return [str(detail)]
 
 
-class AgentCardSerializer(serializers.Serializer):
+class AgentCardSerializer(AdministeredCredentials, serializers.Serializer):
     """The body of register and of PUT: the registry's card shape, an A2A v1.0 card or a v0.3 card.
 
     Errors are keyed by the name the caller used (`defaultInputModes` or `default_input_modes`), one
@@ -118,6 +118,7 @@ class AgentCardSerializer(serializers.Serializer):
     # shared headers (also the health check's). Write-only, and set by administrators only
     # (`context["may_set_headers"]`), as a server's are.
     headers = serializers.JSONField(required=False)
+    credentials_admin_only = CREDENTIALS_ADMIN_ONLY
     upstream_auth = serializers.ChoiceField(choices=UpstreamAuth.choices, required=False)
     user_secret_header = serializers.CharField(required=False, allow_blank=True, max_length=300)
 
@@ -143,16 +144,6 @@ class AgentCardSerializer(serializers.Serializer):
         if not self.context.get("may_set_headers"):
             raise serializers.ValidationError(HEADERS_ADMIN_ONLY)
         return validated_headers(value)
-
-    def validate_upstream_auth(self, value):
-        if not self.context.get("may_set_headers"):
-            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
-        return value
-
-    def validate_user_secret_header(self, value):
-        if not self.context.get("may_set_headers"):
-            raise serializers.ValidationError(CREDENTIALS_ADMIN_ONLY)
-        return value
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
