@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 import secrets
 
-import redis
 from channels.db import database_sync_to_async
 
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from core.redis_clients import async_client
 from gateway import sessions, telemetry, upstream
 from gateway.routing import Refusal
 from gateway.sign_in import sign_in_refused
@@ -39,25 +37,14 @@ def is_deferred(session_id: str | None) -> bool:
     return bool(session_id) and session_id.startswith(PREFIX)
 
 
-def _key(server_path: str, session_id: str) -> str:
-    return sessions.key(sessions.Kind.DEFERRED, server_path, session_id)
-
-
 async def pairing(server_path: str, session_id: str) -> dict | None:
     """The deferred session's record: the client's `initialize` params and the server's session id, once
     there is one (NO_SESSION for a stateless server)."""
-    try:
-        raw = await async_client().get(_key(server_path, session_id))
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
-    return json.loads(raw) if raw is not None else None
+    return await sessions.record(sessions.Kind.DEFERRED, server_path, session_id)
 
 
 async def _keep(server_path: str, session_id: str, record: dict) -> None:
-    try:
-        await async_client().set(_key(server_path, session_id), json.dumps(record), ex=sessions.TTL_SECONDS)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
+    await sessions.keep(sessions.Kind.DEFERRED, server_path, session_id, record)
 
 
 def answerable(checked) -> bool:
@@ -194,7 +181,4 @@ async def open_upstream_session(server, init_params: dict, credential_headers: d
 
 
 async def forget(server_path: str, session_id: str) -> None:
-    try:
-        await async_client().delete(_key(server_path, session_id))
-    except redis.RedisError:
-        pass  # it expires by itself
+    await sessions.forget(sessions.Kind.DEFERRED, server_path, session_id)

@@ -10,6 +10,11 @@
 
 Bindings live a day after their last use (SESSION_TTL_SECONDS); a DELETE of the session ends its binding.
 
+Everything the gateway keeps in Redis about sessions, streams and tasks is under one key builder (`key`,
+by `Kind`), and the JSON records of every kind (a session held for a caller without a credential, a
+virtual session, an SSE stream's endpoint or binding) are read, written and forgotten by one store here
+(`record`, `keep`, `forget`); owners and A2A task claims are single values (`bind`, gateway/a2a/tasks.py).
+
 A session's owner never changes, so each process keeps the owners it has seen (OWNERS) and asks Redis
 again only to keep a binding alive (every REFRESH_SECONDS of use) or while the push of ended sessions is
 not proven current (core/epoch_watch.py): a DELETE through any process is pushed to every other, which
@@ -75,6 +80,38 @@ def _sse_key(server_path: str, session_id: str) -> str:
 
 class SessionsUnavailable(Exception):
     """Redis could not be asked who a session belongs to: nothing of the session is forwarded."""
+
+
+# The one store of the JSON records the gateway keeps by kind (a held session, a virtual session, an SSE
+# stream's binding): read, written and forgotten alike, each living TTL_SECONDS after its last write
+# (or read, with `renew`). SessionsUnavailable when Redis cannot answer a read or a write.
+
+
+async def record(kind: Kind, path: str, identifier: str, *, renew: bool = False) -> dict | None:
+    """The record of `kind` at (path, identifier), or None; `renew` keeps it alive another TTL."""
+    at = key(kind, path, identifier)
+    try:
+        client = async_client()
+        raw = await (client.getex(at, ex=TTL_SECONDS) if renew else client.get(at))
+    except redis.RedisError as error:
+        raise SessionsUnavailable from error
+    return json.loads(raw) if raw is not None else None
+
+
+async def keep(kind: Kind, path: str, identifier: str, value: dict) -> None:
+    try:
+        await async_client().set(key(kind, path, identifier), json.dumps(value), ex=TTL_SECONDS)
+    except redis.RedisError as error:
+        raise SessionsUnavailable from error
+
+
+async def forget(kind: Kind, path: str, identifier: str, *also: str) -> None:
+    """The record gone (with the keys `also` names beside it); one Redis cannot reach expires by itself."""
+    at = key(kind, path, identifier)
+    try:
+        await async_client().delete(at, *(at + suffix for suffix in also))
+    except redis.RedisError:
+        pass
 
 
 class KnownOwners:
@@ -175,11 +212,7 @@ async def upstream_endpoint(server_path: str, session_id: str, principal: Princi
     """The server's endpoint of the caller's SSE session; None for a session that is not the caller's."""
     if not session_id:
         return None
-    try:
-        value = await async_client().get(_sse_key(server_path, session_id))
-    except redis.RedisError as error:
-        raise SessionsUnavailable from error
-    if value is None:
+    found = await record(Kind.SSE, server_path, session_id)
+    if found is None:
         return None
-    found = json.loads(value)
     return found["url"] if found.get("owner") == owner(principal) else None

@@ -78,15 +78,9 @@ async def load(virtual_path: str, session_id: str) -> dict | None:
 
 async def fresh(virtual_path: str, session_id: str) -> dict | None:
     """The session's record as Redis has it now."""
-    key = _key(virtual_path, session_id)
-    try:
-        raw = await async_client().get(key)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
-    if raw is None:
-        return None
-    record = json.loads(raw)
-    RECORDS.put(key, record)
+    record = await sessions.record(sessions.Kind.VIRTUAL, virtual_path, session_id)
+    if record is not None:
+        RECORDS.put(_key(virtual_path, session_id), record)
     return record
 
 
@@ -127,9 +121,5 @@ async def claim_member(virtual_path: str, session_id: str, member_key: str, open
 
 
 async def forget(virtual_path: str, session_id: str) -> None:
-    key = _key(virtual_path, session_id)
-    RECORDS.drop(key)
-    try:
-        await async_client().delete(key, key + MEMBERS)
-    except redis.RedisError:
-        pass  # they expire by themselves
+    RECORDS.drop(_key(virtual_path, session_id))
+    await sessions.forget(sessions.Kind.VIRTUAL, virtual_path, session_id, MEMBERS)

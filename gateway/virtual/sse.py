@@ -24,7 +24,6 @@ import redis
 from channels.layers import get_channel_layer
 
 from core.errors import ErrorCode
-from core.redis_clients import async_client
 from gateway import forwarding, front, jsonrpc, sessions, streams
 from gateway.routing import Refusal, Route
 from gateway.virtual import answers as virtual
@@ -39,23 +38,12 @@ STREAM_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"
 _RUNNING: set[asyncio.Task] = set()  # POSTs' answers still being made (held so they are not collected)
 
 
-def _key(virtual_path: str, stream_id: str) -> str:
-    return sessions.key(sessions.Kind.VIRTUAL_SSE, virtual_path, stream_id)
-
-
 async def _binding(virtual_path: str, stream_id: str) -> dict | None:
-    try:
-        raw = await async_client().getex(_key(virtual_path, stream_id), ex=sessions.TTL_SECONDS)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
-    return json.loads(raw) if raw is not None else None
+    return await sessions.record(sessions.Kind.VIRTUAL_SSE, virtual_path, stream_id, renew=True)
 
 
 async def _bind(virtual_path: str, stream_id: str, binding: dict) -> None:
-    try:
-        await async_client().set(_key(virtual_path, stream_id), json.dumps(binding), ex=sessions.TTL_SECONDS)
-    except redis.RedisError as error:
-        raise sessions.SessionsUnavailable from error
+    await sessions.keep(sessions.Kind.VIRTUAL_SSE, virtual_path, stream_id, binding)
 
 
 async def listen(scope, receive, send, route: Route, epochs) -> None:
@@ -210,8 +198,7 @@ async def _ended(virtual_server, principal, epochs, stream_id: str, session_id: 
     if session_id is None:  # an initialize answered as the stream ended
         with contextlib.suppress(sessions.SessionsUnavailable):
             session_id = (await _binding(virtual_server.path, stream_id) or {}).get("session")
-    with contextlib.suppress(redis.RedisError):
-        await async_client().delete(_key(virtual_server.path, stream_id))
+    await sessions.forget(sessions.Kind.VIRTUAL_SSE, virtual_server.path, stream_id)
     caller = await _caller(virtual_server, principal, epochs, session_id) if session_id else None
     if caller is not None:
         await virtual.close(caller, virtual_server)
