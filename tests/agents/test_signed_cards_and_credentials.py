@@ -1,6 +1,6 @@
 """Signed agent cards are served as published, so their signatures still verify (a2a-sdk's own signer
-and verifier, ES256), and an agent's outbound headers are the administrators' to set and nobody's to
-read."""
+and verifier, ES256), and an agent's outbound headers (and where its credential comes from, by the
+servers' own rule) are the administrators' to set and nobody's to read."""
 
 import copy
 
@@ -123,6 +123,40 @@ def test_only_administrators_set_outbound_headers_and_nobody_reads_them(client, 
     shown = client.get(reverse("agents-api:detail", kwargs={"agent_path": "/travel"}), headers=bearer(admin))
     assert "k" not in {str(value) for value in shown.json().values()}
     assert "headers" not in shown.json()
+
+
+def test_where_an_agents_credential_comes_from_is_the_administrators_to_say_by_the_servers_rule(
+    client, publisher, admin
+):
+    user_secret = {"upstream_auth": "user_secret", "user_secret_header": "X-Api-Key: {secret}"}
+    refused = register(client, publisher, V1_CARD | {"path": "/travel"} | user_secret)
+    no_secret = register(client, admin, V1_CARD | {"path": "/travel", "upstream_auth": "user_secret"})
+    plain_http = register(
+        client,
+        admin,
+        V1_CARD
+        | {"path": "/travel", "url": "http://agents.example.test/a2a"}
+        | {"upstream_auth": "user_oauth"},
+    )
+    created = register(client, admin, V1_CARD | {"path": "/travel"} | user_secret)
+    replaced = put(client, admin, "/travel", V1_CARD | {"description": "New"})
+    shown = client.get(reverse("agents-api:detail", kwargs={"agent_path": "/travel"}), headers=bearer(admin))
+
+    assert refused.status_code == 422
+    assert refused.json()["errors"] == {
+        "upstream_auth": ["Only administrators choose where the agent's credentials come from."],
+        "user_secret_header": ["Only administrators choose where the agent's credentials come from."],
+    }
+    assert no_secret.status_code == 422
+    assert no_secret.json()["errors"] == {
+        "user_secret_header": ['Write the header as "Name: value", e.g. "Authorization: Bearer {secret}".']
+    }
+    assert plain_http.status_code == 422
+    assert plain_http.json()["errors"] == {"url": ["A target users sign in to must be reached over https."]}
+    assert (created.status_code, replaced.status_code) == (201, 200)
+    agent = Agent.objects.get(path="/travel")
+    assert (agent.upstream_auth, agent.user_secret_header) == ("user_secret", "X-Api-Key: {secret}")
+    assert not {"upstream_auth", "user_secret_header", "sealed_headers"} & set(shown.json())
 
 
 def test_the_registrys_own_fields_beside_a_signed_card_never_enter_it(client, publisher):
