@@ -7,6 +7,9 @@ and an empty line ends an event. Every event stream the gateway carries goes thr
   gateway's memory stays bounded and the client is not left waiting.
 - `filtering=False` (a POST answer with nothing to change): bytes go on as they arrive, unbuffered; only
   small events are read, to note which requests failed (for metrics).
+- `inspect=True` (an A2A agent's stream): events are kept whole until they end and passed unchanged; the
+  data of each is kept for the carrier to read (`drained`: the tasks it shows are claimed), and a
+  `refusal` of the carrier's own words the error that ends the stream.
 
 In both, an event that has not ended after `limit` bytes ends the stream (`cut`): the client gets the
 JSON-RPC error for its request in an event of its own, and the carrier closes the upstream connection. So
@@ -64,10 +67,14 @@ class EventStream:
         limit: int,
         endpoint=None,
         rename=None,
+        inspect: bool = False,
+        refusal=None,
     ):
         self.principal, self.server_path = principal, server_path
         self.must_filter = filtering or endpoint is not None  # tool lists cut, the endpoint rewritten
-        self.filtering, self.limit = self.must_filter or rename is not None, limit
+        self.filtering, self.limit = self.must_filter or rename is not None or inspect, limit
+        self.inspect, self.read = inspect, []  # the data of the whole events seen, until drained
+        self.refusal = refusal  # (head of the event, why) -> the error event; None: a JSON-RPC error
         self.endpoint = endpoint  # SSE transport: rewrites an `endpoint` event's data (bytes -> bytes)
         # a virtual server's member (gateway/virtual/asks.py): renames messages and event ids
         self.rename = rename
@@ -78,6 +85,7 @@ class EventStream:
         self.oversized = False
         self.head = b""  # the first bytes of an oversized event, to find its id
         self.event_bytes = 0  # of the unfinished event, kept or not
+        self.after_cr = False  # the last chunk ended with a CR: an LF beginning the next one is its
         self.cut = False  # an event went past `limit` without ending: the stream is over
 
     def feed(self, chunk: bytes) -> bytes:
@@ -85,12 +93,16 @@ class EventStream:
             return b""
         out = [] if self.filtering else [chunk]
         data = self.rest + chunk
+        if self.after_cr and data.startswith(b"\n"):
+            data = data[1:]  # the LF of a CRLF split between chunks: the line already ended at its CR
+        self.after_cr = False
         position = 0
         for end in _LINE_END.finditer(data):
-            if end.group() == b"\r" and end.end() == len(data):
-                break  # a CR at the end of the chunk: the next chunk may bring its LF
             self._line(data[position : end.start()], out)
             position = end.end()
+            # a CR at the end of the chunk ends its line now (an event that ends there goes on at once);
+            # an LF the next chunk may begin with belongs to it
+            self.after_cr = end.group() == b"\r" and position == len(data)
         self.rest = data[position:]
         if self.event_bytes + len(self.rest) > self.limit:
             self._overflow(self.rest)
@@ -98,7 +110,7 @@ class EventStream:
         if len(self.rest) + self.size > self._keep_limit():
             self._overflow(self.rest)
             self.event_bytes += len(self.rest)
-            self.rest = self.rest[-1:] if self.rest.endswith(b"\r") else b""
+            self.rest = b""
         return b"".join(out)
 
     def _cut(self, out: list[bytes]) -> bytes:
@@ -150,8 +162,15 @@ class EventStream:
             if self.filtering:
                 out.append(event + b"\n\n")
 
+    def drained(self) -> list[bytes]:
+        """The data of the whole events seen since the last call (inspect)."""
+        read, self.read = self.read, []
+        return read
+
     def _refused(self, head: bytes, why: str | None = None) -> bytes:
         """The error event that replaces an event the gateway cannot pass on (none without its id)."""
+        if self.refusal is not None:
+            return self.refusal(head, why or f"is larger than the gateway's limit of {self.limit} bytes")
         found = _ID.search(head)
         request_id = messages.decoded(found.group(1)) if found else messages.UNREADABLE
         if request_id is messages.UNREADABLE:
@@ -172,6 +191,10 @@ class EventStream:
             event = b"\n".join(lines)
             if not self.must_filter and not self.rename.reads(data):
                 return event  # nothing to rename in it, and no error for the metrics
+        if self.inspect:
+            if data:
+                self.read.append(data)
+            return event
         if not data:
             return event
         message = messages.decoded(data)

@@ -302,41 +302,41 @@ class _Seen:
 
 
 async def _stream(response, send, agent_path: str, owner: str, call: calls.Call, seen: _Seen) -> None:
-    """An event stream passed on event by event; a message's events claim the tasks they show. An event
-    longer than GATEWAY_MAX_REWRITE_BYTES ends the exchange (the agent's connection is closed) with an
+    """An event stream passed on event by event through the gateway's one reader (gateway/streams.py
+    EventStream, whole events): a message's events claim the tasks they show. An event that has not
+    ended after GATEWAY_MAX_REWRITE_BYTES ends the exchange (the agent's connection is closed) with an
     error event to the client: the gateway holds at most that much of an unfinished event."""
     start = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": response.status, "headers": start})
-    limit = settings.GATEWAY_MAX_REWRITE_BYTES
-    pending = bytearray()
+
+    def refusal(head: bytes, why: str) -> bytes:
+        refused = call.refused(jsonrpc.INTERNAL_ERROR, f"The agent at {agent_path} sent an event that {why}.")
+        return b"data: " + _compact(refused[1]) + b"\n\n"
+
+    reader = streams.EventStream(
+        None,
+        agent_path,
+        filtering=False,
+        limit=settings.GATEWAY_MAX_REWRITE_BYTES,
+        inspect=True,
+        refusal=refusal,
+    )
     async for chunk in response.content.iter_any():
         seen.received += len(chunk)
-        searched = max(0, len(pending) - 2)  # a blank line may begin in what came before
-        pending += chunk
-        end = _events_end(pending, searched)
-        if end:
-            whole = bytes(pending[:end])
-            del pending[:end]
-            for data in streams.events_data(whole):
-                seen.failed = await _read_event(data, agent_path, owner, call) or seen.failed
-            await send({"type": "http.response.body", "body": whole, "more_body": True})
-        if len(pending) > limit:
+        out = reader.feed(chunk)
+        for data in reader.drained():
+            seen.failed = await _read_event(data, agent_path, owner, call) or seen.failed
+        if out:
+            await send({"type": "http.response.body", "body": out, "more_body": True})
+        if reader.cut:
             seen.failed = True
-            text = (
-                f"The agent at {agent_path} sent an event over {limit} bytes; the gateway ended the stream."
-            )
-            refused = call.refused(jsonrpc.INTERNAL_ERROR, text)[1]
             response.close()  # the connection, not kept for another exchange (nor read to its end)
-            await send({"type": "http.response.body", "body": b"data: " + _compact(refused) + b"\n\n"})
+            await send({"type": "http.response.body", "body": b""})
             return
-    await send({"type": "http.response.body", "body": bytes(pending)})
-
-
-def _events_end(buffer: bytearray, start: int) -> int:
-    """Where the last whole event in `buffer` ends (after its blank line: LF, CRLF or CR alone), looking
-    from `start` on; 0 when none does."""
-    lf, crlf, cr = buffer.rfind(b"\n\n", start), buffer.rfind(b"\n\r\n", start), buffer.rfind(b"\r\r", start)
-    return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0, cr + 2 if cr >= 0 else 0)
+    tail = reader.close()
+    for data in reader.drained():
+        seen.failed = await _read_event(data, agent_path, owner, call) or seen.failed
+    await send({"type": "http.response.body", "body": tail})
 
 
 def _compact(value) -> bytes:
