@@ -97,7 +97,7 @@ def _audience(principal: Principal, target: Target, audience: str) -> None:
     if principal.lacks_oauth_scope("mcp"):
         raise Refusal(403, ErrorCode.INSUFFICIENT_SCOPE, "The token's authorization does not include mcp.")
     if target.kind == TargetKind.AGENT:
-        if not any(principal.allows_mcp(target.path, method) for method in A2A_MESSAGES):
+        if not any(principal.allows_mcp(target.path, method) for method in MESSAGE_METHODS):
             raise Refusal(
                 403,
                 ErrorCode.INSUFFICIENT_SCOPE,
@@ -124,10 +124,5 @@ def _denial(principal: Principal, target: Target, call: jsonrpc.Message) -> str:
 
 def _counted(target: Target, method: str | None) -> str | None:
     if target.kind == TargetKind.AGENT:
-        return Counted.A2A if method in A2A_MESSAGES else None
+        return Counted.A2A if method in MESSAGE_METHODS else None
     return quotas.COUNTED_MCP.get(method)
-
-
-# The A2A methods that send a message (v1.0 and v0.3): they count against limits; task reads, cancels and
-# push configurations do not. The tasks their answers show are the sender's (gateway/a2a/tasks.py).
-A2A_MESSAGES = MESSAGE_METHODS

@@ -127,12 +127,16 @@ def mcp_refusal(judged: Verdict, checked) -> tuple[int, object, dict]:
     """(status, JSON-RPC answer, headers) for a POST whose calls are over a limit: none of them is
     forwarded, every request is answered with the refusal (notifications go nowhere)."""
     status, code, text, data, headers = refusal(judged)
-    errors = [
-        limit_error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
-    ]
-    errors += checked.denied
+    errors = _each_request(checked, code, text, data) + checked.denied
     payload = errors if checked.batch else errors[0]
     return status, payload, headers
+
+
+def _each_request(checked, code: int, text: str, data: dict | None) -> list[dict]:
+    """The same error for each request a POST would forward (notifications are answered nothing)."""
+    return [
+        limit_error(raw["id"], code, text, data) for raw in checked.forward if "id" in raw and "method" in raw
+    ]
 
 
 def limit_error(request_id, code: int, text: str, data: dict | None) -> dict:
@@ -149,11 +153,7 @@ def over_share(full, checked) -> tuple[int, object, dict] | None:
     if checked is None:
         return None
     retry = {"retryAfterMs": fair_share.RETRY_AFTER_SECONDS * 1000}
-    errors = [
-        limit_error(raw["id"], RATE_LIMITED, full.detail, retry)
-        for raw in checked.forward
-        if "id" in raw and "method" in raw
-    ]
+    errors = _each_request(checked, RATE_LIMITED, full.detail, retry)
     if not errors:
         return None
     return 429, errors if checked.batch else errors[0], full.headers

@@ -32,7 +32,7 @@ _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
 def events_data(body: bytes) -> list[bytes]:
     """The data of each event of a stream read whole (the one reader of every carrier that reads a whole
-    stream: virtual servers' members, the SSE transport, A2A agents), as the standard says: CRLF, LF or CR
+    stream: virtual servers' members, the SSE transport), as the standard says: CRLF, LF or CR
     end a line, an empty line ends an event, a `data` field loses one leading space and its lines join
     with LF; an event with empty data (a priming event) is none. An event the stream never ended still
     counts, as EventStream.close has it."""

@@ -86,9 +86,11 @@ class _RequiresHeader:
         await self.app(scope, receive, send)
 
 
-def echo_agent_app(url: str) -> Starlette:
-    """The echo agent's ASGI application, served at `url` (JSON-RPC at `/`, HTTP+JSON under `/rest`)."""
-    agent_card = card(url)
+def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
+    """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
+    requests carrying it are served (the running thread's `guard.seen` lists what each request carried)."""
+    sock = loopback_socket()
+    agent_card = card(f"http://127.0.0.1:{sock.getsockname()[1]}/")
     handler = DefaultRequestHandler(
         agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
     )
@@ -97,15 +99,7 @@ def echo_agent_app(url: str) -> Starlette:
         *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
         *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest"),
     ]
-    return Starlette(routes=routes)
-
-
-def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
-    """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
-    requests carrying it are served
-    (the running thread's `guard.seen` lists what each request carried)."""
-    sock = loopback_socket()
-    app = echo_agent_app(f"http://127.0.0.1:{sock.getsockname()[1]}/")
+    app = Starlette(routes=routes)
     guard = _RequiresHeader(app, *requires) if requires else None
     running = UvicornThread(guard or app, sock).start()
     running.guard = guard

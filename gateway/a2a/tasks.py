@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import redis
 
+from agents.a2a import MESSAGE_METHODS
 from core.redis_clients import async_client
 from gateway import sessions
-from gateway.decision import A2A_MESSAGES
 
 TTL_SECONDS = 7 * 24 * 60 * 60  # a task's owner is remembered a week after it was last named
 TASK_NOT_FOUND = -32001  # A2A's TaskNotFoundError
 
-SENDS = A2A_MESSAGES
+SENDS = MESSAGE_METHODS
 STREAMS = frozenset({"SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"})
 BY_ID = frozenset(
     {

@@ -28,26 +28,33 @@ PATHS = {"server": "/clock", "virtual_server": "/team", "agent": "/echo"}
 V1 = {"A2A-Version": "1.0"}
 
 
-@pytest.fixture
-def targets(time_server):
-    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
-    ServerFactory(path="/beta", name="Beta", proxy_pass_url=time_server)
-    for name in ("add", "echo", "current_time"):
-        ToolFactory(server=clock, name=name)
+def register_targets(mcp_url: str, agent_url: str):
+    """The three kinds at PATHS: the server `/clock` at `mcp_url` (offering `add`), the virtual server
+    `/team` of it, the agent `/echo` at `agent_url`. (the server, the agent)"""
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=mcp_url)
+    ToolFactory(server=clock, name="add")
     virtual_server_create(
         actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
     )
-    agent = echo_agent()
-    url = agent.url("/")
-    AgentFactory(
+    agent = AgentFactory(
         path="/echo",
-        url=url,
+        url=agent_url,
         preferred_transport="JSONRPC",
         protocol_version="1.0",
-        interfaces=[{"url": url, "protocol_binding": "JSONRPC", "protocol_version": "1.0"}],
+        interfaces=[{"url": agent_url, "protocol_binding": "JSONRPC", "protocol_version": "1.0"}],
         visibility="public",
         is_enabled=True,
     )
+    return clock, agent
+
+
+@pytest.fixture
+def targets(time_server):
+    agent = echo_agent()
+    clock, _ = register_targets(time_server, agent.url("/"))
+    ServerFactory(path="/beta", name="Beta", proxy_pass_url=time_server)
+    for name in ("echo", "current_time"):
+        ToolFactory(server=clock, name=name)
     yield
     agent.stop()
 
@@ -140,13 +147,8 @@ def test_the_callers_credential_never_reaches_the_upstream_which_gets_the_regist
     server, server_seen = recorded_time_server()
     agent = echo_agent(requires=("X-Upstream-Key", "the-registrys-key"))
     try:
-        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=server.url("/mcp"))
+        clock, echo = register_targets(server.url("/mcp"), agent.url("/"))
         server_update(actor=None, server=clock, headers={"X-Upstream-Key": "the-registrys-key"})
-        ToolFactory(server=clock, name="add")
-        virtual_server_create(
-            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
-        )
-        echo = AgentFactory(path="/echo", url=agent.url("/"), protocol_version="1.0", is_enabled=True)
         agent_update(actor=None, agent=echo, headers={"X-Upstream-Key": "the-registrys-key"})
         token = caller(*rules(kind, ["*"]))
 
@@ -270,12 +272,7 @@ def test_an_upstream_event_that_never_ends_is_cut_at_the_limit_and_the_client_to
     hostile = EndlessEvent()
     running = UvicornThread(hostile, loopback_socket()).start()
     try:
-        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=running.url("/mcp"))
-        ToolFactory(server=clock, name="add")
-        virtual_server_create(
-            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
-        )
-        AgentFactory(path="/echo", url=running.url("/"), protocol_version="1.0", is_enabled=True)
+        register_targets(running.url("/mcp"), running.url("/"))
         token = caller(*rules(kind, ["*"]))
 
         status, _, raw = call_raw(gateway.port, kind, bearer(token))
@@ -303,12 +300,7 @@ def test_the_fair_share_holds_a_caller_over_its_share_gets_429_and_another_is_se
     hostile = EndlessEvent(hold=True)  # an answer that takes its time
     running = UvicornThread(hostile, loopback_socket()).start()
     try:
-        clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=running.url("/mcp"))
-        ToolFactory(server=clock, name="add")
-        virtual_server_create(
-            actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
-        )
-        AgentFactory(path="/echo", url=running.url("/"), protocol_version="1.0", is_enabled=True)
+        register_targets(running.url("/mcp"), running.url("/"))
         hog, other = caller(*rules(kind, ["*"]), name="hog"), caller(*rules(kind, ["*"]), name="olga")
         url, request, extra = held_call(gateway.port, kind, bearer(hog))
         with httpx.stream("POST", gateway.url(url), json=request, headers=extra, timeout=20) as held:
