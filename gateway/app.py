@@ -12,14 +12,12 @@ server, so any gateway process serves any request. Anything that is not a gatewa
 
 from __future__ import annotations
 
-import contextlib
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 
 from accounts.authentication import bearer_of
-from connections.resolver import gateway_headers, gateway_headers_again
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.untrusted import InputRejected, json_loads
@@ -27,7 +25,7 @@ from gateway import (
     asking,
     decision,
     deferred,
-    fair_share,
+    exchange,
     forwarding,
     front,
     handoff,
@@ -161,7 +159,7 @@ class Gateway(front.Front):
             await send({"type": "http.response.start", "status": 200, "headers": redirect})
             return await send({"type": "http.response.body", "body": b""})
 
-        async def attempt(credential: dict[str, str]) -> None:
+        async def attempt(credential: dict[str, str], send) -> None:
             """The request sent with `credential` (a deferred session paired first) and answered."""
             outbound_headers = {**headers.forwarded_request_headers(scope), **credential}
             answer_to = send
@@ -179,25 +177,14 @@ class Gateway(front.Front):
             outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
             await forwarding.forward(receive, answer_to, route, outbound, checked, target.endpoint, opened)
 
+        async def over_share(full: routing.Refusal) -> None:
+            if (answered := quotas.over_share(full, checked)) is None:
+                raise full
+            await forwarding.json_answer(send, *answered)
+
+        await ordering.after(earlier)
         try:
-            credential = await gateway_headers(route.server, principal, epochs.principals)
-            await ordering.after(earlier)
-            with contextlib.ExitStack() as share:
-                try:
-                    share.enter_context(
-                        fair_share.slot(sessions.owner(principal), route.server.proxy_pass_url)
-                    )
-                except routing.Refusal as full:
-                    if (answered := quotas.over_share(full, checked)) is None:
-                        raise
-                    return await forwarding.json_answer(send, *answered)
-                try:
-                    await attempt(credential)
-                except SignInRefused as refused:  # once more, with a refreshed sign-in
-                    again = await gateway_headers_again(
-                        route.server, principal, epochs.principals, credential, refused.status, refused.scope
-                    )
-                    await attempt(again)
+            await exchange.carried(route.server, principal, epochs.principals, url, attempt, over_share, send)
         except (CredentialMissing, SignInRefused) as lost:
             missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
             return await _without_credential(scope, send, route.server, principal, checked, method, missing)

@@ -13,7 +13,6 @@ process; they bound resources, they decide nothing about who may do what.
 from __future__ import annotations
 
 from collections import Counter
-from contextlib import contextmanager
 
 from django.conf import settings
 
@@ -25,27 +24,54 @@ RETRY_AFTER_SECONDS = 1
 _held: Counter = Counter()
 
 
-@contextmanager
-def slot(caller: str, url: str):
-    """Hold a slot of `caller` and of the server's origin for the exchange; Refusal(429) when either
-    share is used up."""
-    keys = (("caller", caller), ("origin", origin_of(url)))
-    if _held[keys[0]] >= settings.GATEWAY_MAX_STREAMS_PER_CALLER:
-        raise _refusal(
-            f"You have {settings.GATEWAY_MAX_STREAMS_PER_CALLER} exchanges open through this gateway "
-            "process; close one (a stream, say) before opening another."
-        )
-    if _held[keys[1]] >= settings.GATEWAY_MAX_CONNECTIONS:
-        raise _refusal("This upstream has as many open exchanges as the gateway allows it; try again.")
-    for key in keys:
-        _held[key] += 1
-    try:
-        yield
-    finally:
+class Slot:
+    """One slot of a caller and one of an upstream's origin, held from its making until `release()` (or the
+    end of a `with` block). `ending(send)` releases it as the exchange's last message goes to the client,
+    so a client that sends its next request the moment it has this answer finds the slot free."""
+
+    def __init__(self, caller: str | None, url: str | None):
+        keys = (("caller", caller),) if caller is not None else ()
+        keys += (("origin", origin_of(url)),) if url is not None else ()
+        if caller is not None and _held[keys[0]] >= settings.GATEWAY_MAX_STREAMS_PER_CALLER:
+            raise _refusal(
+                f"You have {settings.GATEWAY_MAX_STREAMS_PER_CALLER} exchanges open through this gateway "
+                "process; close one (a stream, say) before opening another."
+            )
+        if url is not None and _held[keys[-1]] >= settings.GATEWAY_MAX_CONNECTIONS:
+            raise _refusal("This upstream has as many open exchanges as the gateway allows it; try again.")
         for key in keys:
+            _held[key] += 1
+        self._keys: tuple = keys
+
+    def release(self) -> None:
+        for key in self._keys:
             _held[key] -= 1
             if not _held[key]:
                 del _held[key]
+        self._keys = ()
+
+    def ending(self, send):
+        """`send`, releasing the slot just before the answer's last message."""
+
+        async def sending(message):
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.release()
+            await send(message)
+
+        return sending
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.release()
+
+
+def slot(caller: str | None, url: str | None) -> Slot:
+    """Hold a slot of `caller` and of the origin of `url` for the exchange (of one alone where the other
+    is None: a virtual server's stream is one exchange of its caller and one of each member's origin);
+    Refusal(429) when either share is used up."""
+    return Slot(caller, url)
 
 
 def _refusal(detail: str) -> Refusal:

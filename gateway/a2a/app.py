@@ -19,7 +19,6 @@ tasks it shows, and end when the client leaves.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -32,15 +31,14 @@ from accounts.authentication import bearer_of, cached_principal
 from agents import cards
 from agents.policies import agent_reached
 from agents.selectors import agent_routes, agent_routes_cached
-from connections.resolver import gateway_headers, gateway_headers_again
 from core.epochs import MISSING
 from core.errors import ErrorCode
-from core.public_url import base_url_of_scope, origin_of
+from core.public_url import base_url_of_scope
 from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
 from gateway import (
     decision,
-    fair_share,
+    exchange,
     forwarding,
     front,
     headers,
@@ -62,10 +60,6 @@ logger = logging.getLogger(__name__)
 
 CARD_PATH = "/.well-known/agent-card.json"
 PASSED_HEADERS = (b"a2a-version", b"a2a-extensions", b"x-a2a-extensions")
-ELSEWHERE = (
-    "The agent at {path} serves this binding at another address than its URL; the registry sends the "
-    "agent's credential only to {origin}."
-)
 
 
 class AgentGateway(Front):
@@ -210,25 +204,16 @@ async def _judged_and_forwarded(
     sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     sent |= {name.decode(): value for name in PASSED_HEADERS if (value := headers.first(scope, name))}
     url, started = call.upstream_url(agent), time.perf_counter()
+
+    async def attempt(credential: dict[str, str], send) -> None:
+        await _exchanged(scope, receive, send, agent, call, raw, sent | credential, url, owner, started)
+
+    async def over_share(full: Refusal) -> None:
+        refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
+        await forwarding.json_answer(send, *refused, full.headers)
+
     try:  # the one credential resolver's, as for servers; the caller's own never goes
-        credential = await gateway_headers(agent, principal, epoch)
-        if credential and origin_of(url) != origin_of(agent.url):
-            raise CredentialUnavailable(ELSEWHERE.format(path=agent.path, origin=origin_of(agent.url)))
-        with contextlib.ExitStack() as share:
-            try:
-                share.enter_context(fair_share.slot(owner, url))  # the fair shares every exchange holds
-            except Refusal as full:
-                refused = call.refused(quotas.RATE_LIMITED, full.detail, status=full.status)
-                return await forwarding.json_answer(send, *refused, full.headers)
-            try:
-                await _exchanged(
-                    scope, receive, send, agent, call, raw, sent | credential, url, owner, started
-                )
-            except SignInRefused as refused:  # once more, with a refreshed sign-in
-                again = await gateway_headers_again(
-                    agent, principal, epoch, credential, refused.status, refused.scope
-                )
-                await _exchanged(scope, receive, send, agent, call, raw, sent | again, url, owner, started)
+        await exchange.carried(agent, principal, epoch, url, attempt, over_share, send)
     except (CredentialMissing, SignInRefused) as lost:
         missing = lost if isinstance(lost, CredentialMissing) else lost.missing(agent)
         return await asks.ask(scope, send, call, call.params, missing)

@@ -18,15 +18,13 @@ owner, each message by the one rule at the virtual path, with the names clients 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
 
-from connections.resolver import gateway_headers_again
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import asking, fair_share, forwarding, jsonrpc, messages, quotas, sessions
+from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, sessions
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
@@ -307,37 +305,29 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
         return await forwarding.json_answer(send, status, error, headers)
     member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
     member_route = Route(server=member.server, principal=principal)
-    answer_to = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
     body = json.dumps(routed, separators=(",", ":")).encode()
 
-    async def attempt(credential: dict[str, str]) -> None:
+    async def attempt(credential: dict[str, str], send) -> None:
         opened = await virtual_members.member_session(caller, member, credential)
         sent = virtual_members.request_headers(caller.record, credential, opened)
         outbound = forwarding.Outbound(
             method="POST", url=member.server.proxy_pass_url, headers=sent, body=body
         )
+        renamed = forwarding.session_renamed(send, None if caller.stateless else caller.session_id)
         await forwarding.forward(
-            receive, answer_to, member_route, outbound, member_checked, "mcp", rename=rename
+            receive, renamed, member_route, outbound, member_checked, "mcp", rename=rename
         )
 
+    async def over_share(full: Refusal) -> None:
+        if (answered := quotas.over_share(full, checked)) is None:
+            raise full
+        await forwarding.json_answer(send, *answered)
+
     try:
-        headers = await virtual_members.credential(member, principal, caller.epoch)
-        with contextlib.ExitStack() as share:
-            try:
-                share.enter_context(fair_share.slot(sessions.owner(principal), member.server.proxy_pass_url))
-            except Refusal as full:
-                if (answered := quotas.over_share(full, checked)) is None:
-                    raise
-                return await forwarding.json_answer(send, *answered)
-            try:
-                await attempt(headers)
-            except SignInRefused as refused:  # once more, with a refreshed sign-in, as for a plain server
-                await attempt(
-                    await gateway_headers_again(
-                        member.server, principal, caller.epoch, headers, refused.status, refused.scope
-                    )
-                )
+        await exchange.carried(
+            member.server, principal, caller.epoch, member.server.proxy_pass_url, attempt, over_share, send
+        )
     except CredentialMissing as missing:
         await forwarding.json_answer(send, *asking.answer(scope, checked, missing))
     except SignInRefused as refused:

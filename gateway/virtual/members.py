@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from connections.resolver import gateway_headers, gateway_headers_again
-from gateway import deferred, streams, upstream
+from connections.resolver import gateway_headers
+from gateway import deferred, exchange, streams, upstream
 from gateway.epochs import Epochs
 from gateway.routing import Refusal
 from gateway.sign_in import SignInRefused, sign_in_refused
@@ -98,22 +98,19 @@ def request_headers(record: dict, credential_headers: dict, member_session_id: s
 
 
 async def ask(caller: Caller, member, message: dict) -> dict:
-    """The member's answer to one request (the JSON-RPC message with its id). A member that refuses the
-    caller's sign-in is asked once more with a refreshed one, as a plain server is."""
+    """The member's answer to one request (the JSON-RPC message with its id), by the pipeline's exchange
+    stage (gateway/exchange.py): within the fair shares, and once more with a refreshed sign-in after the
+    member refuses the caller's, as a plain server is."""
 
-    async def attempt(headers: dict) -> dict:
+    async def attempt(headers: dict, _send) -> dict:
         return await _asked(caller, member, headers, await member_session(caller, member, headers), message)
 
+    async def over_share(full: Refusal) -> dict:
+        raise full
+
     try:
-        headers = await credential(member, caller.principal, caller.epoch)
-        try:
-            return await attempt(headers)
-        except SignInRefused as refused:
-            return await attempt(
-                await gateway_headers_again(
-                    member.server, caller.principal, caller.epoch, headers, refused.status, refused.scope
-                )
-            )
+        url = member.server.proxy_pass_url
+        return await exchange.carried(member.server, caller.principal, caller.epoch, url, attempt, over_share)
     except (CredentialMissing, CredentialUnavailable) as missing:
         raise MemberFailed(str(missing)) from None
     except SignInRefused:

@@ -1,5 +1,7 @@
 """A virtual server's GET stream: what its members send outside any request (their requests to the
-client, list changes, resource updates, log messages) merged into one event stream for the client.
+client, list changes, resource updates, log messages) merged into one event stream for the client. The
+stream holds one slot of its caller's fair share, and each member's stream one of its origin's
+(gateway/fair_share.py).
 
 Each member's session is opened (it is first used now) and its own GET stream read; its events reach the
 client whole, renamed by gateway/virtual/asks.py, as they arrive. A member that offers no stream (405) or
@@ -18,8 +20,9 @@ import logging
 from django.conf import settings
 
 from core.errors import ErrorCode
-from gateway import forwarding, front, headers, streams, upstream
+from gateway import exchange, fair_share, forwarding, front, headers, sessions, streams, upstream
 from gateway.routing import Refusal, Route
+from gateway.sign_in import SignInRefused
 from gateway.virtual import asks as virtual_asks
 from gateway.virtual import members as virtual_members
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
@@ -54,6 +57,7 @@ async def listen(scope, receive, send, route: Route, caller) -> None:
     if last_event_id:
         return await _resume(receive, send, route, caller, last_event_id)
     async with contextlib.AsyncExitStack() as open_streams:
+        open_streams.enter_context(fair_share.slot(sessions.owner(caller.principal), None))
         found = await asyncio.gather(*(_opened(caller, member, open_streams) for member in virtual.members))
         members = [(m, response) for m, response in zip(virtual.members, found, strict=True) if response]
         if not members:
@@ -104,6 +108,11 @@ async def _opened(caller, member, open_streams: contextlib.AsyncExitStack):
         return None
     sent = _stream_headers(caller, credential, opened)
     try:
+        open_streams.enter_context(fair_share.slot(None, member.server.proxy_pass_url))
+    except Refusal as full:
+        logger.info("A member of %s is left out of its stream: %s", caller.virtual_path, full.detail)
+        return None
+    try:
         response = await open_streams.enter_async_context(
             upstream.session().get(
                 member.server.proxy_pass_url, headers=sent, timeout=upstream.timeout(), allow_redirects=False
@@ -148,19 +157,28 @@ async def _resume(receive, send, route: Route, caller, last_event_id: str) -> No
     if found is None:
         raise Refusal(400, ErrorCode.BAD_REQUEST, "Last-Event-ID names no stream of this virtual server.")
     member, own = found
-    try:
-        credential = await virtual_members.credential(member, caller.principal, caller.epoch)
+
+    async def attempt(credential: dict[str, str], send) -> None:
         opened = await virtual_members.member_session(caller, member, credential)
-    except (CredentialMissing, CredentialUnavailable) as missing:
+        sent = {**_stream_headers(caller, credential, opened), "last-event-id": own}
+        outbound = forwarding.Outbound(method="GET", url=member.server.proxy_pass_url, headers=sent, body=b"")
+        await forwarding.forward(
+            receive,
+            forwarding.session_renamed(send, caller.session_id),
+            Route(server=member.server, principal=caller.principal),
+            outbound,
+            None,
+            "mcp",
+            rename=virtual_asks.Outgoing(member, virtual.members),
+        )
+
+    async def over_share(full: Refusal) -> None:
+        raise full
+
+    url = member.server.proxy_pass_url
+    try:
+        await exchange.carried(member.server, caller.principal, caller.epoch, url, attempt, over_share, send)
+    except (CredentialMissing, CredentialUnavailable, SignInRefused) as missing:
+        if isinstance(missing, SignInRefused):
+            missing = missing.missing(member.server)
         raise Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(missing)) from None
-    sent = {**_stream_headers(caller, credential, opened), "last-event-id": own}
-    outbound = forwarding.Outbound(method="GET", url=member.server.proxy_pass_url, headers=sent, body=b"")
-    await forwarding.forward(
-        receive,
-        forwarding.session_renamed(send, caller.session_id),
-        Route(server=member.server, principal=caller.principal),
-        outbound,
-        None,
-        "mcp",
-        rename=virtual_asks.Outgoing(member, virtual.members),
-    )
