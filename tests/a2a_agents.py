@@ -23,7 +23,7 @@ from a2a.types import (
 )
 from starlette.applications import Starlette
 
-from tests.mcp_servers import UvicornThread, loopback_socket
+from tests.mcp_servers import RequiresHeader, UvicornThread, loopback_socket
 
 
 class EchoExecutor(AgentExecutor):
@@ -63,29 +63,6 @@ def card(url: str) -> AgentCard:
     )
 
 
-class _RequiresHeader:
-    """The agent behind a credential: every request without `name: value` is answered 401."""
-
-    def __init__(self, app, name: str, value: str | tuple[str, ...]):
-        values = (value,) if isinstance(value, str) else value
-        self.app, self.name, self.values = app, name.lower().encode(), {v.encode() for v in values}
-        self.seen: list[dict[bytes, bytes]] = []  # each request's headers
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            headers = dict(scope["headers"])
-            self.seen.append(headers)
-            if headers.get(self.name) not in self.values:
-                body = b'{"error": "unauthorized"}'
-                headers = [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ]
-                await send({"type": "http.response.start", "status": 401, "headers": headers})
-                return await send({"type": "http.response.body", "body": body})
-        await self.app(scope, receive, send)
-
-
 def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
     """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
     requests carrying it are served (the running thread's `guard.seen` lists what each request carried)."""
@@ -100,7 +77,7 @@ def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> Uvi
         *create_rest_routes(handler, enable_v0_3_compat=True, path_prefix="/rest"),
     ]
     app = Starlette(routes=routes)
-    guard = _RequiresHeader(app, *requires) if requires else None
+    guard = RequiresHeader(app, *requires) if requires else None
     running = UvicornThread(guard or app, sock).start()
     running.guard = guard
     return running

@@ -369,6 +369,29 @@ async def asgi_body(receive) -> bytes:
             return body
 
 
+class RequiresHeader:
+    """An upstream behind a credential: every request without `name: value` is answered 401."""
+
+    def __init__(self, app, name: str, value: str | tuple[str, ...]):
+        values = (value,) if isinstance(value, str) else value
+        self.app, self.name, self.values = app, name.lower().encode(), {v.encode() for v in values}
+        self.seen: list[dict[bytes, bytes]] = []  # each request's headers
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            self.seen.append(headers)
+            if headers.get(self.name) not in self.values:
+                body = b'{"error": "unauthorized"}'
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                return await send({"type": "http.response.body", "body": body})
+        await self.app(scope, receive, send)
+
+
 class HeaderRecorder:
     """An upstream that notes the headers of every HTTP request it is sent (`seen`, in order)."""
 

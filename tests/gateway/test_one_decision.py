@@ -9,15 +9,33 @@ at the gateway's limit, the upstream hung up on and the client told."""
 import asyncio
 import json
 import time
+from urllib.parse import parse_qs
 
 import httpx
 import pytest
+from mcp.server import MCPServer
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route as StarletteRoute
 
+from accounts.models import User
+from agents.models import Agent
+from connections.choices import Purpose
+from connections.models import UpstreamCredential, of_target
+from connections.sealed import seal_for
 from limits.services import limit_set, quarantine_set
+from servers.models import Server
 from tests.a2a_agents import echo_agent
 from tests.factories import AgentFactory, ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import INITIALIZE, bearer, caller_fixture, gateway_fixture, post  # noqa: F401
-from tests.mcp_servers import UvicornThread, loopback_socket, recorded_time_server, time_server_fixture  # noqa: F401
+from tests.mcp_servers import (  # noqa: F401
+    RequiresHeader,
+    UvicornThread,
+    loopback_socket,
+    recorded_time_server,
+    time_server_fixture,
+    time_tools,
+)
 from tests.oauth.conftest import Host, olga  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
@@ -185,6 +203,88 @@ def test_a_call_over_a_limit_is_429_with_retry_after_and_the_kinds_error(gateway
     assert headers["ratelimit-policy"].endswith(";q=1;w=60")
     assert answer["error"]["code"] == -32023
     assert answer["error"]["data"]["retryAfterMs"] > 0
+
+
+class TokenEndpoint:
+    """An upstream authorization server's token endpoint on loopback: each refresh-token grant it is sent
+    is noted (`grants`); it issues `fresh` for the refresh token `r1`, and refuses any other (RFC 6749
+    `invalid_grant`)."""
+
+    def __init__(self):
+        self.grants: list[dict] = []
+        self.running = UvicornThread(
+            Starlette(routes=[StarletteRoute("/token", self.token, methods=["POST"])]), loopback_socket()
+        ).start()
+        self.url = self.running.url("/token")
+
+    async def token(self, request):
+        grant = {key: values[0] for key, values in parse_qs((await request.body()).decode()).items()}
+        self.grants.append(grant)
+        if grant.get("grant_type") != "refresh_token" or grant.get("refresh_token") != "r1":
+            return JSONResponse({"error": "invalid_grant", "error_description": "refresh token revoked"}, 400)
+        return JSONResponse({"access_token": "fresh", "token_type": "Bearer", "expires_in": 3600})
+
+
+def signed_in(target, username: str, token_endpoint: str, refresh_token: str) -> None:
+    """`username`'s sign-in to `target` as a completed sign-in leaves it (sealed): the access token
+    `stale` and `refresh_token` of `token_endpoint`."""
+    values = {
+        "client_id": "registry",
+        "client_secret": "",
+        "token_endpoint": token_endpoint,
+        "revocation_endpoint": "",
+        "issuer": token_endpoint.removesuffix("/token"),
+        "resource": target.upstream_url,
+        "access_token": "stale",
+        "refresh_token": refresh_token,
+    }
+    user = User.objects.get(username=username)
+    sealed, mode, origin = seal_for(target=target, user_id=user.pk, purpose=Purpose.USER, values=values)
+    UpstreamCredential.objects.create(
+        **of_target(target), user=user, purpose=Purpose.USER, sealed=sealed, mode=mode, origin=origin
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("refresh", ["granted", "refused"])
+def test_an_upstream_401_for_a_sign_in_is_refreshed_once_and_tried_again_then_asked(
+    gateway, caller, settings, kind, refresh
+):
+    settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK = True
+    issuer = TokenEndpoint()
+    accepts = ("authorization", "Bearer fresh")
+    guard = RequiresHeader(
+        time_tools(MCPServer("Signed in", log_level="WARNING")).streamable_http_app(), *accepts
+    )
+    server = UvicornThread(guard, loopback_socket()).start()
+    agent = echo_agent(requires=accepts)
+    try:
+        clock, echo = register_targets(server.url("/mcp"), agent.url("/"))
+        Server.objects.filter(pk=clock.pk).update(upstream_auth="user_oauth")
+        Agent.objects.filter(pk=echo.pk).update(upstream_auth="user_oauth")
+        token = caller(*rules(kind, ["*"]))
+        target = Agent.objects.get(pk=echo.pk) if kind == "agent" else Server.objects.get(pk=clock.pk)
+        signed_in(target, "gina", issuer.url, "r1" if refresh == "granted" else "revoked")
+
+        status, _, body = call_raw(gateway.port, kind, bearer(token))
+        seen = agent.guard.seen if kind == "agent" else guard.seen
+    finally:
+        server.stop()
+        agent.stop()
+        issuer.running.stop()
+
+    tried = [headers.get(b"authorization") for headers in seen]
+    assert [grant["refresh_token"] for grant in issuer.grants] == [
+        "r1" if refresh == "granted" else "revoked"
+    ]
+    assert tried.count(b"Bearer stale") == 1  # refused once, then never sent again
+    if refresh == "granted":
+        assert status == 200 and b'"error"' not in body, body
+        assert tried[0] == b"Bearer stale" and set(tried[1:]) == {b"Bearer fresh"}
+    else:
+        assert tried == [b"Bearer stale"]
+        assert b"/connections/" in body
+        assert not UpstreamCredential.objects.filter(user__username="gina").exists()
 
 
 class EndlessEvent:

@@ -5,6 +5,7 @@ members' resources are told apart by their keys, and a member's notice about one
 
 import http.client
 import json
+import time
 
 import anyio
 import mcp_types as types
@@ -241,3 +242,38 @@ def test_a_members_answer_that_arrives_in_pieces_is_read_to_its_end(
         assert run(gateway.url("/patient/mcp"), token, work) == ["late"]
     finally:
         slow.stop()
+
+
+def test_a_virtual_servers_stream_holds_a_slot_of_its_callers_fair_share(gateway, studio, settings):
+    from gateway import fair_share
+
+    settings.GATEWAY_MAX_STREAMS_PER_CALLER = 1
+
+    def stream(session_id: str):
+        connection = http.client.HTTPConnection("127.0.0.1", gateway.port, timeout=10)
+        stream_headers = {
+            **bearer(studio),
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": session_id,
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        connection.request("GET", "/studio/mcp", headers=stream_headers)
+        return connection, connection.getresponse()
+
+    sessions = [
+        post(gateway.port, "/studio/mcp", INITIALIZE, bearer(studio))[1]["mcp-session-id"] for _ in "ab"
+    ]
+    held, first = stream(sessions[0])
+    over, second = stream(sessions[1])
+    refused = json.loads(second.read())
+    held_then = fair_share.held()
+    held.close()
+    over.close()
+    deadline = time.monotonic() + 5
+    while fair_share.held() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    assert first.status == 200
+    assert (second.status, second.getheader("Retry-After"), refused["error_code"]) == (429, "1", "throttled")
+    assert [count for (kind, _), count in held_then.items() if kind == "caller"] == [1]
+    assert fair_share.held() == {}
