@@ -20,9 +20,10 @@ Judging
 - `messages.py`: a POST's messages sorted into forwarded and denied; tool lists cut in answers.
 - `pins_seen.py`: definitions a live list showed that are not pinned, recorded before the list is answered.
 - `quotas.py`: limits and quarantines applied, and worded as each protocol has a refusal.
-- `fair_share.py`: the slots of open exchanges per caller and per upstream origin that every exchange holds.
 
 Carrying
+- `exchange.py`: the one exchange stage: credential, fair-share slot, the adapter's attempt, one retry.
+- `fair_share.py`: the slots of open exchanges per caller and per upstream origin that every exchange holds.
 - `forwarding.py`: the exchange with the server, streamed both ways, stopped when the client leaves.
 - `streams.py`: event streams read as the standard says (CRLF, LF, CR), filtered or passed unbuffered.
 - `upstream.py`: the shared HTTP client pool (aiohttp) and its timeouts.

@@ -182,3 +182,39 @@ def test_shared_headers_are_sealed_at_rest_and_do_not_follow_an_address_moved_be
     assert refused[1]["error"]["message"].startswith("The shared credential of /keyed no longer opens")
     assert len(running.guard.seen) == 2  # the message and its task; nothing went to the moved address
     assert not UpstreamCredential.objects.exists()
+
+
+def test_a_credential_is_never_sent_to_a_binding_served_at_another_origin(gateway, caller):
+    own, elsewhere = echo_agent(), echo_agent(requires=("X-Api-Key", "the-registrys-key"))
+    try:
+        agent = AgentFactory(
+            path="/keyed",
+            url=own.url("/"),
+            preferred_transport="JSONRPC",
+            protocol_version="1.0",
+            interfaces=[
+                {"url": elsewhere.url("/rest"), "protocol_binding": "HTTP+JSON", "protocol_version": "1.0"}
+            ],
+            visibility="public",
+            is_enabled=True,
+        )
+        agent_update(actor=None, agent=agent, headers={"X-Api-Key": "the-registrys-key"})
+        message = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+
+        answer = httpx.post(
+            gateway.url("/keyed/a2a/message:send"),
+            json=message,
+            headers={**bearer(caller(EVERYTHING)), **V1},
+            timeout=20,
+        )
+    finally:
+        own.stop()
+        elsewhere.stop()
+
+    own_origin = own.url("/").rstrip("/")
+    assert elsewhere.guard.seen == []
+    assert (answer.status_code, answer.json()["error"]["message"]) == (
+        502,
+        f"/keyed is reached at another address than its URL here; the registry sends its credential only "
+        f"to {own_origin}.",
+    )
