@@ -3,15 +3,19 @@
 import json
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.utils.html import format_html, format_html_join
+from django.http import Http404, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from accounts.choices import UiPermission
 from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import policies, scanning, services
 from servers.choices import ToolChangeStatus
 from servers.models import HealthTransition, Server, Tool, ToolBlock, ToolChange
-from servers.pins import field_diff
+from servers.tool_review import diff_table, findings_table
 
 
 class ToolInline(admin.TabularInline):
@@ -204,51 +208,6 @@ class ToolBlockAdmin(SeenServersAdmin, ServiceModelAdmin):
         services.tool_unblock(actor=request.user, block=instance)
 
 
-def diff_table(change: ToolChange) -> str:
-    """The pinned fields a change touches, old beside new, each JSON value as it is (servers/pins.py)."""
-    rows = format_html_join(
-        "",
-        '<tr><th scope="row">{}</th><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>',
-        (
-            (name, _shown(old), _shown(new))
-            for name, old, new in field_diff(change.old_definition, change.new_definition, change.subject)
-        ),
-    )
-    head = format_html(
-        '<tr><th scope="col">field</th><th scope="col">approved</th><th scope="col">now</th></tr>'
-    )
-    return format_html('<table class="tool-diff">{}{}</table>', head, rows)
-
-
-def findings_table(findings: list[dict]) -> str:
-    """A scan's findings (servers/scanning.py), worst first: severity, rule, where, what matched."""
-    if not findings:
-        return "none"
-    rows = format_html_join(
-        "",
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code>{}</td></tr>",
-        (
-            (
-                f["severity"],
-                f["rule"],
-                f["field"],
-                f["evidence"],
-                f" ({f['reading']})" if f.get("reading") else "",
-            )
-            for f in findings
-        ),
-    )
-    head = format_html(
-        '<tr><th scope="col">severity</th><th scope="col">rule</th><th scope="col">in</th>'
-        '<th scope="col">matched</th></tr>'
-    )
-    return format_html('<table class="scan-findings">{}{}</table>', head, rows)
-
-
-def _shown(value) -> str:
-    return "(absent)" if value is None else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
-
-
 @admin.register(ToolChange)
 class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     """Changes of servers' tools since they were approved (servers/services/pins.py): each pending one is
@@ -285,9 +244,44 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
     )
     readonly_fields = fields
     actions = ["approve_selected", "approve_overriding_selected", "block_selected"]
+    change_form_template = "admin/servers/toolchange/change_form.html"
+    DECISIONS = ("approve", "approve_overriding", "block")
 
     def has_approve_permission(self, request, obj=None) -> bool:
         return policies.server_may(self.principal(request), UiPermission.MODIFY_SERVICE)
+
+    def get_urls(self):
+        decide = path(
+            "<path:object_id>/decide/",
+            self.admin_site.admin_view(self.decide_view),
+            name="servers_toolchange_decide",
+        )
+        return [decide, *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        change = self.get_object(request, unquote(object_id))
+        found = self.model.objects.filter(pk=change.pk) if change is not None else self.model.objects.none()
+        decidable = bool(self._decidable(request, found))
+        extra = {
+            "decidable": decidable,
+            "held_by_scan": change is not None and scanning.holds(change.findings),
+            "decide_url": reverse("admin:servers_toolchange_decide", args=[object_id]) if decidable else "",
+        }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
+
+    def decide_view(self, request, object_id):
+        """Approve, approve over the scan's findings, or block the change from its own page; back to it."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        change = self.get_object(request, unquote(object_id))
+        if change is None:
+            raise Http404
+        decision = request.POST.get("decision")
+        if decision not in self.DECISIONS:
+            self.message_user(request, "Choose Approve, Approve despite the findings or Block.", "error")
+        else:
+            self._decide(request, ToolChange.objects.filter(pk=change.pk), decision)
+        return redirect(reverse("admin:servers_toolchange_change", args=[change.pk]))
 
     @admin.display(description="what changed")
     def diff(self, obj: ToolChange) -> str:
@@ -309,36 +303,44 @@ class ToolChangeAdmin(SeenServersAdmin, ReadOnlyModelAdmin):
             if policies.server_may(principal, UiPermission.MODIFY_SERVICE, change.server)
         ]
 
-    @admin.action(description="Approve selected changes (pin them)", permissions=["approve"])
-    def approve_selected(self, request, queryset):
+    def _decide(self, request, queryset, decision: str) -> None:
+        """The one way the console decides changes (the list's actions and the change's page)."""
         decidable = self._decidable(request, queryset)
-        decided = [change for change in decidable if not scanning.holds(change.findings)]
+        if not decidable:
+            return self.message_user(
+                request, "Nothing was decided: already decided, or not yours to decide.", messages.WARNING
+            )
+        if decision == "block":
+            for change in decidable:
+                services.tool_change_block(actor=request.user, change=change)
+            return self.message_user(request, f"{len(decidable)} change(s) blocked.")
+        override = decision == "approve_overriding"
+        decided = [change for change in decidable if override or not scanning.holds(change.findings)]
         for change in decided:
-            services.tool_change_approve(actor=request.user, change=change)
-        self.message_user(request, f"{len(decided)} change(s) approved.")
+            services.tool_change_approve(actor=request.user, change=change, override=override)
+        said = "approved over their scan findings" if override else "approved"
+        self.message_user(request, f"{len(decided)} change(s) {said}.")
         if held := len(decidable) - len(decided):
             self.message_user(
                 request,
                 f"{held} change(s) with high-severity scan findings left pending: read the findings, then "
-                "use “Approve selected changes despite their scan findings”.",
+                "use “Approve despite the scan findings”.",
                 messages.WARNING,
             )
 
+    @admin.action(description="Approve selected changes (pin them)", permissions=["approve"])
+    def approve_selected(self, request, queryset):
+        self._decide(request, queryset, "approve")
+
     @admin.action(description="Approve selected changes despite their scan findings", permissions=["approve"])
     def approve_overriding_selected(self, request, queryset):
-        decided = self._decidable(request, queryset)
-        for change in decided:
-            services.tool_change_approve(actor=request.user, change=change, override=True)
-        self.message_user(request, f"{len(decided)} change(s) approved over their scan findings.")
+        self._decide(request, queryset, "approve_overriding")
 
     @admin.action(
         description="Block the tools (and prompts) of the selected changes", permissions=["approve"]
     )
     def block_selected(self, request, queryset):
-        decided = self._decidable(request, queryset)
-        for change in decided:
-            services.tool_change_block(actor=request.user, change=change)
-        self.message_user(request, f"{len(decided)} change(s) blocked.")
+        self._decide(request, queryset, "block")
 
 
 @admin.register(HealthTransition)

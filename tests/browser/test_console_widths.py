@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import WAIT_MS, log_in
+from tests.browser.conftest import WIDTHS, in_view, log_in, overflow
 from tests.factories import ServerFactory
 from tests.mcp_servers import time_server_fixture  # noqa: F401
 from tests.search import semantic_fixtures
@@ -15,35 +15,6 @@ from tests.search import semantic_fixtures
 embedding_model = semantic_fixtures.embedding_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-WIDTHS = {"desktop": (1440, 900), "phone": (390, 844)}
-
-
-@pytest.fixture(params=sorted(WIDTHS))
-def sized(request, browser, site):
-    """A page at each width (phones with touch), and the width's name for screenshots."""
-    width, height = WIDTHS[request.param]
-    context = browser.new_context(
-        base_url=site.url(""),
-        viewport={"width": width, "height": height},
-        has_touch=request.param == "phone",
-        is_mobile=request.param == "phone",
-    )
-    context.set_default_timeout(WAIT_MS)
-    yield context.new_page(), request.param
-    context.close()
-
-
-def overflow(page) -> int:
-    """How many CSS pixels the page is wider than the screen (0: no sideways scrolling). Measured against
-    the screen's width, not `innerWidth`: a phone zooms out to fit a page too wide for it, and its
-    `innerWidth` grows with the page."""
-    return page.evaluate("document.documentElement.scrollWidth") - page.viewport_size["width"]
-
-
-def in_view(page, selector: str) -> bool:
-    box = page.locator(selector).first.bounding_box()
-    return box is not None and 0 <= box["y"] < page.viewport_size["height"] and box["x"] >= 0
 
 
 def test_the_dashboard_tokens_and_scope_form_fit_the_screen(sized, operator_user, admin_user, screenshot):

@@ -273,7 +273,7 @@ def test_the_console_shows_the_diff_and_approves_for_those_who_may_change_the_se
     after_plain_approval = ToolChange.objects.get(pk=change.pk).status
     client.post("/admin/servers/toolchange/", override)
 
-    assert '<table class="tool-diff">' in page
+    assert '<div class="tool-diff">' in page
     assert "Echo the text back." in page and "id_rsa" in page
     assert '<table class="scan-findings">' in page and "hidden_instruction_tags" in page
     assert (after_reader, after_plain_approval) == ("pending", "pending")
