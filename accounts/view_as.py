@@ -23,13 +23,25 @@ def viewing_as(session) -> str:
     return str(marker.get("username", "")) if isinstance(marker, dict) else ""
 
 
+def viewed_user(session) -> User | None:
+    """The active user this session views the console as, or None."""
+    marker = session.get(VIEW_AS_KEY) if session is not None else None
+    if not isinstance(marker, dict):
+        return None
+    return User.objects.filter(pk=marker.get("user_id"), is_active=True).first()
+
+
+def may_open_console(user) -> bool:
+    """Whether `user` may open the operator console at all (Django's admin: active staff)."""
+    return bool(user is not None and user.is_active and user.is_staff)
+
+
 def viewed_principal(session, real: Principal) -> Principal:
     """The Principal the session's administrator views the console as, marked `viewed_by`; `real` when
     the session views as nobody, the viewer is no longer an administrator or the user is gone."""
-    marker = session.get(VIEW_AS_KEY)
-    if not isinstance(marker, dict) or not real.is_admin:
+    if not real.is_admin:
         return real
-    user = User.objects.filter(pk=marker.get("user_id"), is_active=True).first()
+    user = viewed_user(session)
     if user is None:
         return real
     return replace(principal_for_user(user, auth_method=AuthMethod.SESSION), viewed_by=real.username)

@@ -10,9 +10,12 @@
   other packages included.
 """
 
+from functools import update_wrapper
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 # Apps whose models the console shows in another app's section.
@@ -34,6 +37,30 @@ class ConsoleAdminSite(admin.AdminSite):
             path("access/view-as", self.admin_view(view_as), name="view-as"),
             *super().get_urls(),
         ]
+
+    def admin_view(self, view, cacheable=False):
+        """Every console page; while an administrator views the console as someone who may not open it,
+        the refusal that person gets, under the banner (accounts/view_as.py), not the viewer's console."""
+        guarded = super().admin_view(view, cacheable)
+
+        def inner(request, *args, **kwargs):
+            if (viewed := self._viewed_without_console(request)) is not None:
+                context = {**self.each_context(request), "viewed": viewed, "title": "Operator console"}
+                return TemplateResponse(request, "admin/view_as_refused.html", context, status=403)
+            return guarded(request, *args, **kwargs)
+
+        return update_wrapper(inner, view)
+
+    def _viewed_without_console(self, request):
+        """The user an administrator views the console as, when that user may not open it; else None."""
+        from accounts.view_as import may_open_console, viewed_user, viewing_as
+
+        if not viewing_as(request.session) or not super().has_permission(request):
+            return None
+        viewed = viewed_user(request.session)
+        if viewed is None or not self.principal_of(request).viewed_by or may_open_console(viewed):
+            return None
+        return viewed
 
     def principal_of(self, request):
         """The caller as the registry's rules see it (core.admin.ConsoleModelAdmin asks), once a request."""

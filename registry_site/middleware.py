@@ -4,7 +4,10 @@ ASGI."""
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
+from django.contrib import messages
+from django.http import HttpResponseRedirect
 from django.http.multipartparser import MultiPartParserError
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.view_as import READ_ONLY_MESSAGE, STOP_PATH, viewing_as
 from core.errors import (
@@ -116,6 +119,7 @@ def _check_pairs(source: str, values) -> None:
 
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 LEFT_OPEN_WHILE_VIEWING = frozenset({STOP_PATH, "/logout", "/api/auth/logout"})
 
 
@@ -142,9 +146,20 @@ class ViewAsReadOnlyMiddleware(HybridMiddleware):
         )
 
     def before(self, request):
-        if viewing_as(request.session):
-            return refusal_response(request, 403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
-        return None
+        if not viewing_as(request.session):
+            return None
+        if _posted_by_a_page(request):  # a form of a page: back to that page, the banner and a message
+            messages.warning(request, READ_ONLY_MESSAGE)
+            back = request.headers.get("Referer", "")
+            if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+                back = request.path
+            return HttpResponseRedirect(back)
+        return refusal_response(request, 403, ErrorCode.VIEWING_AS, READ_ONLY_MESSAGE)
+
+
+def _posted_by_a_page(request) -> bool:
+    """A browser's form submission (its body a form's, the answer it wants a page), not an API call."""
+    return request.content_type in FORM_TYPES and "text/html" in request.headers.get("Accept", "")
 
 
 class SecurityHeadersMiddleware(HybridMiddleware):

@@ -93,8 +93,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "registry_site.middleware.ViewAsReadOnlyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "registry_site.middleware.ViewAsReadOnlyMiddleware",  # (after messages: a refused form gets one)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
