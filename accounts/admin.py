@@ -39,6 +39,12 @@ class UserAdmin(ConsoleModelAdmin, BaseUserAdmin):
     def service_delete(self, request, instance):
         services.user_delete(actor=request.user, user=instance)
 
+    def get_deleted_objects(self, objs, request):
+        """What deleting goes with, listed on the confirmation page; the service removes it all (tokens,
+        consents, connections), so no right over those rows is asked of whoever may delete the user."""
+        deleted, counts, _, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
     @admin.action(description="Create a client credential (service accounts)", permissions=["change"])
     def create_client_credential(self, request, queryset):
         for user in queryset:

@@ -26,11 +26,25 @@ def user_save(*, actor, user: User, created: bool, fields) -> User:
     return user
 
 
-def user_delete(*, actor, user: User) -> None:
+def user_delete(*, actor, user: User) -> dict:
+    """Delete a user and everything that acts or holds secrets for them: the tokens they made (and those
+    made from them), applications' tokens and the consents behind them, their client credentials and
+    their connections to upstream servers and agents. Every process stops honouring the tokens at once
+    (the deletions move the principals' cache epoch: accounts/cache.py). One audit row says how many of
+    each went. Returns that detail."""
     target = f"user:{user.username}"
+    counted = {
+        "tokens": user.issued_tokens.filter(revoked_at__isnull=True).count(),
+        "application_tokens": user.oauth2_provider_accesstoken.count(),
+        "consents": user.oauth_consents.count(),
+        "client_credentials": user.credentials.count(),
+        "connections": user.upstream_credentials.count(),
+    }
+    detail = {name: count for name, count in counted.items() if count}
     with transaction.atomic():
         user.delete()
-        audit_event_record(actor=actor, action=AuditAction.USER_DELETE, target=target)
+        audit_event_record(actor=actor, action=AuditAction.USER_DELETE, target=target, detail=detail)
+    return detail
 
 
 def user_memberships_set(*, actor, user: User, groups=None, permissions=None) -> dict:
