@@ -1,4 +1,4 @@
-"""The agents page in Chromium: an agent's health follows real checks of a real a2a-sdk agent live,
+"""The agents page in Chromium: its title is its name alone; an agent's health follows real checks of a real a2a-sdk agent live,
 through the health websocket, and the servers' status page does not take agents' entries for servers."""
 
 import pytest
@@ -27,6 +27,8 @@ def test_an_agents_health_follows_its_checks_live(page, site, operator_user, scr
         log_in(page, "olga", "/login?next=/agents")
         page.goto(site.url("/agents"))
         page.wait_for_selector("[data-live-indicator][data-state=on]")
+        assert page.title() == "Agents · MCP Gateway Registry"
+        assert page.locator("title script").count() == 0
         echo = page.locator('tr[data-path="/echo"]')
 
         elsewhere(check_agent_task, agent.pk)
