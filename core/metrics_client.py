@@ -48,6 +48,12 @@ def registry_version() -> str:
         return str(tomllib.load(file)["project"]["version"])
 
 
+def reporting_on() -> bool:
+    """Whether this registry reports its metrics (the one rule: METRICS_API_KEY, or
+    METRICS_API_KEY_REGISTRY, is set); pages that show usage say so when it is not."""
+    return bool(settings.METRICS_API_KEY)
+
+
 @dataclass(frozen=True)
 class Options:
     batch_size: int = 50  # send as soon as this many metrics wait...
@@ -84,7 +90,7 @@ class MetricsClient:
     def emit(self, type, *, value=1.0, duration_ms=None, dimensions: dict, metadata: dict | None = None):
         """Queue one metric for sending; never blocks and never raises."""
         try:
-            if not settings.METRICS_API_KEY:
+            if not reporting_on():
                 if not self._said_off:
                     self._said_off = True
                     logger.info("Metrics reporting is off: METRICS_API_KEY is not set.")

@@ -6,7 +6,6 @@ name every server and tool."""
 import logging
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
@@ -14,6 +13,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString
 from redis.exceptions import RedisError
 
+from core.metrics_client import reporting_on
 from core.redis_clients import sync_client
 from metrics.plots import BUCKETS, DEFAULT_HOURS, WINDOWS_HOURS, Series, metric_plots
 from metrics.refusals import RefusalSeries, refusal_series
@@ -101,6 +101,6 @@ def metrics_plots(request):
         "servers": [_plotted(series, x_labels) for series in plots["servers"]],
         "tools": [_plotted(series, x_labels) for series in plots["tools"]],
         "refused": _refused(win, x_labels),
-        "reporting_off": not settings.METRICS_API_KEY,
+        "reporting_off": not reporting_on(),
     }
     return render(request, "admin/metrics/plots.html", context)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 from accounts.choices import UiPermission
 from accounts.views import session_page
 from core.errors import ApiError
+from core.metrics_client import reporting_on
 from metrics.plots import server_tool_usage
 from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus, UpstreamAuth
 from servers.clients import gateway_base_url, gateway_transport, host_configurations
@@ -100,6 +101,7 @@ def server_page(request, principal, service_path):
         "week": uptime(server, since=now - timedelta(days=7), now=now),
         "history": list(server.health_transitions.order_by("-at", "-id")[:HISTORY_SHOWN]),
         "tools": tools,
+        "usage_reported": reporting_on(),
         "gateway_url": gateway_transport(server, base)["url"],
         "hosts": host_configurations(server, base),
         "may_make_token": principal.user is not None and not principal.user.is_service_account,

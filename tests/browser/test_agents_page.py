@@ -1,5 +1,6 @@
-"""The agents page in Chromium: its title is its name alone; an agent's health follows real checks of a real a2a-sdk agent live,
-through the health websocket, and the servers' status page does not take agents' entries for servers."""
+"""The agents page in Chromium: its title is its name alone; an agent's health follows real checks of a
+real a2a-sdk agent live, through the health websocket, and the servers' status page does not take agents'
+entries for servers."""
 
 import pytest
 

@@ -71,7 +71,8 @@ def test_the_page_shows_health_over_time_with_the_reasons(client, clock, member,
     assert page.count('<rect class="status-') == 3
 
 
-def test_tools_are_parameter_tables_with_their_calls_through_the_gateway(client, clock, admin_user):
+def test_tools_are_parameter_tables_with_their_calls_through_the_gateway(client, clock, admin_user, settings):
+    settings.METRICS_API_KEY = "reported"
     for ms, ok in ((10, True), (20, True), (30, False)):
         ToolExecutionMetric.objects.create(
             id=uuid.uuid4(),
@@ -97,6 +98,19 @@ def test_tools_are_parameter_tables_with_their_calls_through_the_gateway(client,
     assert rows == [("a", "integer", "yes"), ("b", "integer or null", "no")]
     assert "3 calls in the last 24 hours, 1 failed; p50 20.0 ms" in add
     assert "No calls through the gateway in the last 24 hours." in page.split('data-tool="echo"')[1]
+
+
+def test_where_usage_is_not_reported_the_page_says_so_not_that_nothing_was_called(client, clock, admin_user):
+    client.force_login(admin_user)  # the test settings report no metrics (METRICS_API_KEY is empty)
+
+    page = html(client.get("/servers/clock"))
+
+    usage = re.findall(r"<p class=\"muted small\" data-usage>(.*?)</p>", page)
+    assert len(usage) == 2
+    assert all(
+        text.startswith("Usage is not reported: this registry does not send its metrics") for text in usage
+    )
+    assert "No calls through the gateway" not in page
 
 
 def test_the_usual_hosts_get_their_configuration_for_the_gateway_url(client, clock, admin_user):
