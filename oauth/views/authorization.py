@@ -126,6 +126,12 @@ class ConsentView(AuthorizationView):
         context.update(
             self._page(principal, application, resource, context["redirect_uri"], consent, scopes, has_rights)
         )
+        if asked := context.get("asked_again"):  # the choices as the user left them
+            context |= {
+                "chosen": set(asked["rights"]),
+                "ticked_tools": set(asked["tools"]),
+                "problem": asked["problem"],
+            }
         response = super().render_to_response(context, **kwargs)
         response["Content-Security-Policy"] = policy_sending_forms_to(context["redirect_uri"])
         return response
@@ -176,6 +182,35 @@ class ConsentView(AuthorizationView):
             "refresh_days": settings.OAUTH_REFRESH_TOKEN_DAYS,
         }
 
+    def _ask_again(self, form, application, data, rights_chosen: bool):
+        """Allow pressed with nothing to allow: the page again, the choices as they were, and why."""
+        problem = (
+            "Tick at least one tool it may call, or choose Deny."
+            if rights_chosen
+            else "Tick at least one of your rights to allow, or choose Deny."
+        )
+        keys = (
+            "client_id",
+            "redirect_uri",
+            "response_type",
+            "state",
+            "code_challenge",
+            "code_challenge_method",
+        )
+        context = {key: data.get(key) for key in keys}
+        context |= {
+            "form": form,
+            "application": application,
+            "resource": data.get("resource"),
+            "scopes": (data.get("scope") or "").split(),
+            "asked_again": {
+                "problem": problem,
+                "rights": data.get("rights") or [],
+                "tools": data.get("tools") or [],
+            },
+        }
+        return self.render_to_response(context, status=400)
+
     def form_invalid(self, form):
         """A consent form that was altered (a right that is not the user's, a missing field)."""
         error = {
@@ -205,7 +240,7 @@ class ConsentView(AuthorizationView):
             tools = [] if administers else data.get("tools") or []
             offered = [name for name, _ in form.fields["tools"].choices]
             if (not all_rights and not scopes) or (offered and not tools and not administers):
-                data["allow"] = False  # nothing chosen: the application gets nothing, so it is a denial
+                return self._ask_again(form, application, data, rights_chosen=all_rights or bool(scopes))
             else:
                 services.consent_record(
                     user=self.request.user,

@@ -101,3 +101,55 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(
     page.wait_for_selector("text=You have authorized no application.")
 
     assert (Consent.objects.count(), Grant.objects.count()) == (0, 0)
+
+
+def test_the_preview_follows_the_ticks_and_allow_with_nothing_ticked_asks_again(
+    page, site, operator_user, scope_factory, redirect_uri, screenshot
+):
+    from tests.factories import ToolFactory
+
+    weather = ServerFactory(path="/weather", name="Weather")
+    for name in ("alerts", "forecast"):
+        ToolFactory(server=weather, name=name)
+    scope_factory(
+        "weather-calls",
+        group="console-ops",
+        server_rules=[{"server": "/weather", "methods": ["initialize", "tools/call"], "tools": ["*"]}],
+    )
+    client_id = requests.post(
+        site.url("/oauth/register"),
+        json={"client_name": "Host", "redirect_uris": [redirect_uri], "token_endpoint_auth_method": "none"},
+    ).json()["client_id"]
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "state": "s1",
+        "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        "code_challenge_method": "S256",
+        "resource": site.url("/weather/mcp"),
+    }
+    log_in(page, "olga", path="/oauth/authorize?" + urlencode(query))
+    preview = page.locator("[data-preview]")
+    both = preview.inner_text()
+    page.uncheck("input[name=tools][value=alerts]")
+    one = preview.inner_text()
+    page.uncheck("input[name=tools][value=forecast]")
+    none = preview.inner_text()
+    with page.expect_navigation():
+        page.click("#allow")
+    problem = page.locator("[data-problem]").inner_text()
+    still_unticked = page.locator("input[name=tools]:checked").count()
+    screenshot(page, "consent-nothing-ticked")
+    page.check("input[name=tools][value=forecast]")
+    with page.expect_request(lambda request: request.url.startswith(redirect_uri)) as callback:
+        page.click("#allow")
+
+    said = "With the choices as shown, it "
+    assert both == said + "can call alerts, forecast on /weather and cannot administer."
+    assert one == said + "can call forecast on /weather and cannot administer."
+    assert none == said + "can call no tool yet: tick at least one, or choose Deny."
+    assert problem == "Tick at least one tool it may call, or choose Deny."
+    assert still_unticked == 0
+    assert "code" in parse_qs(urlsplit(callback.value.url).query)
+    assert Consent.objects.get().tools == {"/weather": ["forecast"]}

@@ -296,7 +296,7 @@ def test_the_consent_page_offers_the_servers_tools_and_an_unticked_one_is_not_ca
         allow_redirects=False,
     )
 
-    assert re.findall(r'name="tools" value="(\w+)" checked', page.text) == ["add", "echo"]
+    assert re.findall(r'name="tools" value="(\w+)" data-consent-tool checked', page.text) == ["add", "echo"]
     assert "__admin__" not in page.text  # a member is offered no administration
     assert answer.status_code == 302
     assert Consent.objects.get().tools == {"/alpha": ["echo"]}
