@@ -20,6 +20,7 @@ from accounts.selectors import tokens_in_force
 from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
 from core.errors import ErrorCode, error_response
+from core.targets import TARGETS, TargetKind
 from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
 from servers.models import Server
@@ -39,10 +40,10 @@ def tokens(request, principal):
     Issues through the same service as POST /api/tokens/generate, rate limit included. What the token may
     do defaults to the narrowest choice: the server the link named (or the first the caller sees) and its
     tools; a token that administers is made only when an administrator chooses it."""
-    server = _server_asked(principal, request.GET.get("server") or request.POST.get("server"))
+    server, notice = _server_asked(principal, request.GET.get("server") or request.POST.get("server"))
     if request.method == "GET":
         grant = request.session.pop(SHOWN_ONCE, None)
-        response = _tokens_page(request, principal, {}, server=server, grant=grant)
+        response = _tokens_page(request, principal, {}, server=server, grant=grant, notice=notice)
         if grant is not None:
             for name, value in NO_STORE.items():
                 response[name] = value
@@ -110,11 +111,32 @@ def _token_request(values: dict, server: Server | None) -> tuple[dict, str]:
     return serializer.validated_data, ""
 
 
-def _server_asked(principal: Principal, path: str | None) -> Server | None:
-    """The server a dashboard row's "create one" link (or the form) names, when the caller sees it and it
-    is enabled."""
-    server = server_seen(principal, path) if path else None
-    return server if server is not None and server.is_enabled else None
+def _server_asked(principal: Principal, path: str | None) -> tuple[Server | None, str]:
+    """(the server a dashboard row's "create one" link or the form names, when the caller sees it and it is
+    enabled; what the page tells the caller when the link named something else)."""
+    if not path:
+        return None, ""
+    server = server_seen(principal, path)
+    if server is not None and server.is_enabled:
+        return server, ""
+    shown = path[:200]
+    if server is not None:
+        return None, f"{shown} is disabled: a token for it reaches nothing now. Choose another server below."
+    if TARGETS.registered(TargetKind.VIRTUAL_SERVER, path):
+        return None, (
+            f"{shown} is a virtual server, and a token for one server names one of the servers behind it. "
+            f"Choose “Everything I may do” to reach {shown}, or one of its servers below."
+        )
+    return None, f"No server you can see is at {shown}. Choose one below."
+
+
+def _server_words(chosen: Server | None, tools: list[str], ticked) -> str:
+    """The preview of a token for one server, whatever the form holds (the script says the same)."""
+    if chosen is None:
+        return "reaches no server yet: choose one"
+    if tools and not ticked:
+        return "can call no tool yet: tick at least one"
+    return Reach.of(chosen.path, ticked or [ANY]).in_words()
 
 
 def _grant_words(admin: bool, reach: Reach | None, scopes) -> str:
@@ -129,7 +151,7 @@ def _grant_words(admin: bool, reach: Reach | None, scopes) -> str:
 
 
 def _tokens_page(
-    request, principal: Principal, values: dict, *, error="", grant=None, status=200, server=None
+    request, principal: Principal, values: dict, *, error="", grant=None, status=200, server=None, notice=""
 ):
     scopes = Scope.objects.filter(name__in=principal.scopes).order_by("name").values("name", "description")
     choosable = [row for row in servers_listed(principal)[0] if row.is_enabled]
@@ -151,7 +173,7 @@ def _tokens_page(
         "tools": tools,
         "ticked": ticked,
         "previews": {
-            "server": Reach.of(chosen.path, ticked).in_words() if chosen is not None and ticked else "",
+            "server": _server_words(chosen, tools, ticked),
             "scopes": "can do what the ticked scopes allow; cannot administer",
             "all": _grant_words(
                 False, Reach.of(ANY, [ANY]) if principal.is_admin else None, principal.scopes
@@ -164,6 +186,7 @@ def _tokens_page(
         "mode": mode,
         "values": values,
         "error": error,
+        "notice": notice,
         "grant": grant,
         "lifetimes": _lifetimes(),
         "default_hours": settings.TOKEN_DEFAULT_HOURS,

@@ -224,7 +224,41 @@ def test_a_server_token_needs_a_ticked_tool(client, member, clock):
     assert '<p class="error" role="alert">Tick at least one tool, or choose another option.</p>' in html(
         response
     )
+    assert "This token can call no tool yet: tick at least one." in html(response)
+    assert "This token ." not in html(response)
     assert IssuedToken.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "asked, notice",
+    [
+        ("/nowhere", "No server you can see is at /nowhere. Choose one below."),
+        ("/off", "/off is disabled: a token for it reaches nothing now. Choose another server below."),
+        (
+            "/team",
+            "/team is a virtual server, and a token for one server names one of the servers behind it. "
+            "Choose “Everything I may do” to reach /team, or one of its servers below.",
+        ),
+    ],
+)
+def test_a_link_naming_no_server_the_caller_can_use_says_so(client, member, clock, asked, notice):
+    from virtual_servers.services import virtual_server_create
+
+    ServerFactory(path="/off", name="Off", is_enabled=False)
+    virtual_server_create(
+        actor=None, path="/team", definition={"name": "Team", "members": [{"server": "/clock"}]}
+    )
+    client.force_login(member("root", "mcp-registry-admin"))
+
+    page = html(client.get(f"/api/tokens?server={asked}"))
+
+    assert (
+        re.search(r"<p class=\"notice\" role=\"status\" data-server-notice>(.*?)</p>", page).group(1)
+        == notice
+    )
+    assert (
+        'data-current="/clock"' in page
+    )  # the first server the caller can use is offered, not chosen silently
 
 
 def test_my_tokens_lists_the_tokens_in_force_newest_first(client, dev, member):
