@@ -22,6 +22,7 @@ from connections.services import (
     credential_secret_connect,
     credential_signed_in,
 )
+from core.confirm import confirmation_page, confirmed
 from core.content_policy import policy_sending_forms_to
 from core.errors import ApiError, ErrorCode
 from core.public_url import base_url, origin_of
@@ -139,12 +140,25 @@ def sign_in_callback(request, principal):
 @require_POST
 @session_page
 def disconnect(request, principal, service_path):
-    """POST /connections/<path>/disconnect: forget the user's credential for the server or agent."""
+    """POST /connections/<path>/disconnect: forget the user's credential for the server or agent, once
+    confirmed (core/confirm.py)."""
     try:
         target = _needing_credential(principal, service_path)
     except ApiError as refusal:
         return problem_page(request, refusal)
     credential = connection_of(principal, target)
+    if credential is not None and not confirmed(request):
+        return confirmation_page(
+            request,
+            heading=f"Disconnect {target.name}?",
+            consequence=(
+                f"Your credential for {target.name} is deleted here (a sign-in is also revoked where "
+                "its server allows it). Calls through the gateway then ask you to connect again."
+            ),
+            button="Disconnect",
+            back=PAGE,
+            done="disconnected",
+        )
     if credential is not None:
         credential_disconnect(actor=principal, credential=credential)
         messages.success(request, f"{target.name} is disconnected; your secret is deleted.")

@@ -26,6 +26,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from accounts.authentication import principal_from_session
 from accounts.views.login import session_page
 from core import ratelimit
+from core.confirm import confirmation_page, confirmed
 from core.content_policy import policy_sending_forms_to
 from core.public_url import base_url, origin_of
 from core.untrusted import InputRejected, json_loads
@@ -33,7 +34,6 @@ from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
 from oauth.models import Consent
 from oauth.validators import code_challenge_problem
-from oauth.views.tokens import confirm_revoke_page
 from servers.policies import callable_tools
 
 ALL_RIGHTS = "__all__"
@@ -341,12 +341,14 @@ def consent_withdraw_form(request, principal, pk: int):
         context = {"status": 404, "message": "You have authorized no such application."}
         return render(request, "servers/problem.html", context, status=404)
     name = consent.application.name or consent.application.client_id
-    if request.POST.get("confirm") != "yes":
-        return confirm_revoke_page(
+    if not confirmed(request):
+        return confirmation_page(
             request,
             heading=f"Revoke the access of {name}?",
             consequence="Every token it holds stops working at once; it must ask you again to connect.",
             button="Revoke its access",
+            back=reverse("oauth2_provider:tokens-page"),
+            done="revoked",
         )
     services.consent_withdraw(actor=principal, consent=consent)
     messages.success(request, f"Access of {name} revoked.")

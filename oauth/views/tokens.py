@@ -19,7 +19,7 @@ from accounts.reach import ANY, Reach
 from accounts.selectors import tokens_in_force
 from accounts.services import TokenRequestError, token_revoke, user_token_issue
 from accounts.views.login import session_page
-from core.errors import ErrorCode, error_response
+from core.confirm import confirmation_page, confirmed
 from core.targets import TARGETS, TargetKind
 from oauth.selectors import consents_of
 from servers.clients import client_config, gateway_base_url
@@ -222,27 +222,18 @@ def token_revoke_form(request, principal, jti):
         context = {"status": 404, "message": "You have no such token."}
         return render(request, "servers/problem.html", context, status=404)
     name = token.description or token.jti[:8]
-    if request.POST.get("confirm") != "yes":
-        return confirm_revoke_page(
+    if not confirmed(request):
+        return confirmation_page(
             request,
             heading=f"Revoke the token {name}?",
             consequence="It stops working at once, and so does every token obtained with it.",
             button="Revoke the token",
+            back=reverse("oauth2_provider:tokens-page"),
             for_scripts=f"Scripts revoke a token with DELETE /api/tokens/{token.jti}.",
+            done="revoked",
         )
     token_revoke(actor=principal, token=token)
     messages.success(request, f"Token {name} revoked.")
     response = HttpResponseRedirect(reverse("oauth2_provider:tokens-page"))
     response.status_code = 303
     return response
-
-
-def confirm_revoke_page(request, *, heading: str, consequence: str, button: str, for_scripts: str = ""):
-    """The question a revocation asks first (without JavaScript): the same form again, confirmed. A client
-    that does not read pages (its Accept has no text/html; a browser's form post has it) gets an error
-    instead, never a 2xx it could read as done."""
-    if "text/html" not in request.headers.get("Accept", ""):
-        detail = f"Nothing was revoked: this form asks first (confirm=yes). {for_scripts}".strip()
-        return error_response(request, detail, ErrorCode.CONFIRMATION_REQUIRED, 400)
-    context = {"heading": heading, "consequence": consequence, "button": button, "action": request.path}
-    return render(request, "oauth/confirm_revoke.html", context)

@@ -81,9 +81,19 @@ def test_replacing_and_disconnecting(client, kim, keyed):
 
     connect(client, "second-secret")
     replaced = headers_for(keyed, principal_of(kim))
-    gone = client.post("/connections/keyed/disconnect")
+    asked = client.post("/connections/keyed/disconnect", headers={"Accept": "text/html"})
+    kept = UpstreamCredential.objects.count()
+    unconfirmed_script = client.post("/connections/keyed/disconnect")
+    gone = client.post("/connections/keyed/disconnect", {"confirm": "yes"})
 
     assert replaced == {"X-API-Key": "key second-secret"}
+    assert asked.status_code == 200 and "Disconnect Keyed?" in asked.content.decode()
+    assert 'name="confirm" value="yes"' in asked.content.decode()
+    assert kept == 1
+    assert (unconfirmed_script.status_code, unconfirmed_script.json()["error_code"]) == (
+        400,
+        "confirmation_required",
+    )
     assert gone.status_code == 302
     assert UpstreamCredential.objects.count() == 0
     assert list(
