@@ -56,6 +56,7 @@ class ConsoleModelAdmin(admin.ModelAdmin):
         if change and not form.changed_data:
             return  # a page of read-only fields saved as it is: nothing to write
         obj.pk = self.service_save(request, obj, form, change).pk
+        obj.refresh_from_db()  # the row as the service wrote it: the console's message names it so
 
     def delete_model(self, request, obj):
         self.service_delete(request, obj)

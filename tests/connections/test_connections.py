@@ -178,12 +178,14 @@ def test_without_a_discovery_connection_the_health_check_says_so_and_the_admin_m
         "/admin/connections/upstreamcredential/add/", {"server": keyed.pk, "secret": "discovery-secret"}
     )
     listed = admin_client.get("/admin/connections/upstreamcredential/").content.decode()
+    said = [str(message) for message in added.wsgi_request._messages]
 
     assert (before.status, before.detail) == (
         HealthStatus.NEEDS_CONNECTION,
         "/keyed needs a discovery connection (made by an administrator in the console).",
     )
     assert added.status_code == 302
+    assert len(said) == 1 and "/keyed · discovery" in said[0]
     assert headers_for(keyed, None, Purpose.DISCOVERY) == {"X-API-Key": "key discovery-secret"}
     assert "discovery-secret" not in listed
     assert AuditEvent.objects.filter(action="connection.connect", detail__purpose="discovery").count() == 1
