@@ -202,7 +202,16 @@ class ToolBlockAdmin(SeenServersAdmin, ServiceModelAdmin):
     def service_create(self, request, obj, fields):
         if not policies.server_may(self.principal(request), UiPermission.MODIFY_SERVICE, obj.server):
             raise PermissionDenied
-        return services.tool_block(actor=request.user, server=obj.server, name=obj.name, reason=obj.reason)
+        known = obj.server.tools.filter(name=obj.name).exists()  # (asked first: a block hides the tool)
+        block = services.tool_block(actor=request.user, server=obj.server, name=obj.name, reason=obj.reason)
+        if not known:
+            self.message_user(
+                request,
+                f"{obj.server.path} offers no tool named “{obj.name}” now: check the name. The block holds "
+                "whenever a tool of that name appears.",
+                messages.WARNING,
+            )
+        return block
 
     def service_delete(self, request, instance):
         services.tool_unblock(actor=request.user, block=instance)

@@ -120,3 +120,20 @@ def test_the_console_blocks_for_those_who_may_change_the_server_only(client, clo
     assert list(ToolBlock.objects.values_list("name", "reason", "blocked_by__username")) == [
         ("echo", "r", "olga")
     ]
+
+
+def test_blocking_a_name_no_tool_has_is_saved_with_a_warning(admin_client, clock):
+    known = admin_client.post("/admin/servers/toolblock/add/", {"server": clock.pk, "name": "echo"})
+    typo = admin_client.post("/admin/servers/toolblock/add/", {"server": clock.pk, "name": "ecoh"})
+
+    def said(response):
+        return [(message.level_tag, str(message)) for message in response.wsgi_request._messages]
+
+    assert (known.status_code, typo.status_code) == (302, 302)
+    assert [level for level, _ in said(known)] == ["success"]
+    assert (
+        "warning",
+        "/clock offers no tool named “ecoh” now: check the name. The block holds whenever a tool of that "
+        "name appears.",
+    ) in said(typo)
+    assert sorted(ToolBlock.objects.values_list("name", flat=True)) == ["echo", "ecoh"]
