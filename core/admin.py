@@ -211,10 +211,25 @@ class ServiceModelAdmin(ConsoleModelAdmin):
         readonly = tuple(super().get_readonly_fields(request, obj))
         if obj is not None:
             readonly = (*self.readonly_on_change, *readonly)
+        readonly = (*readonly, *self._system_fields(readonly, adding=obj is None))
         toggles = any(field.name == "is_enabled" for field in self.model._meta.fields)
         if toggles and obj is not None and not self.may_toggle(self.principal(request), obj):
             readonly = (*readonly, "is_enabled")
         return readonly
+
+    def _system_fields(self, readonly, adding: bool) -> tuple[str, ...]:
+        """The model's fields no service of this admin writes (the system's own: a scanner's version, the
+        dates of pins): shown, never offered for editing, since a save would not keep them."""
+        if not self.editable_fields:
+            return ()
+        written = {*self.editable_fields, *self.related_fields, "is_enabled"}
+        written |= set(self.readonly_on_change) if adding else set()
+        left_out = {*(self.exclude or ()), *readonly}
+        return tuple(
+            field.name
+            for field in self.model._meta.fields
+            if field.editable and not field.primary_key and field.name not in written | left_out
+        )
 
     def save_model(self, request, obj, form, change):
         fields = {name: form.cleaned_data[name] for name in form.changed_data if name in self.editable_fields}

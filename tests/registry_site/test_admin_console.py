@@ -179,3 +179,16 @@ def test_the_metrics_page_says_when_the_registry_does_not_report_and_how_to_turn
     assert "No calls are counted: metrics reporting is off (above)." in off
     assert "data-reporting-off" not in on
     assert "No calls went through the gateway in this period." in on
+
+
+def test_a_servers_system_fields_are_shown_never_offered_for_editing(client, member, scope_factory):
+    scope_factory("ops", group="ops", ui={"list_service": ["weather"], "modify_service": ["weather"]})
+    client.force_login(member("olga", "ops", is_staff=True))
+    server = ServerFactory(path="/weather", name="Weather", tool_scanner_version="1.2.0")
+
+    page = client.get(f"/admin/servers/server/{server.pk}/change/").content.decode()
+    inputs = set(re.findall(r'<(?:input|select|textarea)[^>]* name="(\w+)"', page))
+
+    assert {"name", "description", "proxy_pass_url"} <= inputs
+    assert not {"tool_scanner_version", "tools_pinned_at", "prompts_pinned_at", "prompt_set_digest"} & inputs
+    assert "1.2.0" in page  # shown, read only
