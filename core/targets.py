@@ -59,10 +59,20 @@ class Registry:
     discovery_headers: Callable | None = None
     token_reach: Callable | None = None
     upstreams: dict[str, UpstreamKind] = field(default_factory=dict)
+    restrictions: (
+        Callable[[list[tuple[str, str, tuple[str, ...]]]], dict[str, list[tuple[str, str]]]] | None
+    ) = None
 
     def holder_of(self, path: str) -> str | None:
         """What holds `path` besides a server ("the virtual server Team tools"), or None."""
         return next((held for holds in self.holders.values() if (held := holds(path))), None)
+
+    def restrictions_of(
+        self, targets: list[tuple[str, str, tuple[str, ...]]]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """What operators' quarantines and limits say of each (kind, path, tags), by path, as ("quarantine"
+        | "limit", words) (the limits app answers; pages show it beside the target)."""
+        return self.restrictions(targets) if self.restrictions is not None and targets else {}
 
     def registered(self, kind: str, path: str) -> bool:
         check = self.exists.get(kind)

@@ -8,3 +8,9 @@ class LimitsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "limits"
     label = "limits"
+
+    def ready(self):
+        from core.targets import TARGETS
+        from limits.selectors import restrictions_of
+
+        TARGETS.restrictions = restrictions_of

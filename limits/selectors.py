@@ -1,10 +1,13 @@
-"""Reads of limits and quarantines: the snapshot the gateway decides with (limits/decision.py)."""
+"""Reads of limits and quarantines: the snapshot the gateway decides with (limits/decision.py), and what
+they say of a target in words, for the pages that show it (`restrictions_of`)."""
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from core.epochs import MISSING
 from limits.cache import LIMITS
-from limits.choices import WINDOWS
+from limits.choices import WINDOWS, CallerKind, Counted, TargetKind
 from limits.decision import LimitRule, Rules
 from limits.models import Limit, Quarantine
 
@@ -43,3 +46,59 @@ def rules_snapshot() -> Rules:
     )
     quarantines = {(q.kind, q.name): q.reason for q in Quarantine.objects.all()}
     return Rules(limits=limits, quarantines=quarantines)
+
+
+def restrictions_of(targets: list[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[tuple[str, str]]]:
+    """What the quarantines and limits that apply to each target (kind, path, tags) say, by path, as
+    ("quarantine" | "limit", words): the quarantine's reason first, then each limit on the target itself,
+    on one of its tags or on every target. Two queries for any number of targets."""
+    paths = {path for _, path, _ in targets}
+    tags = {tag for _, _, tagged in targets for tag in tagged}
+    quarantined = {
+        (q.kind, q.name): q.reason
+        for q in Quarantine.objects.filter(kind__in={kind for kind, _, _ in targets}, name__in=paths)
+    }
+    limits = list(
+        Limit.objects.filter(
+            Q(target_kind="") | Q(target__in=paths) | Q(target_kind=TargetKind.TAG, target__in=tags)
+        )
+    )
+    said: dict[str, list[tuple[str, str]]] = {}
+    for kind, path, tagged in targets:
+        reason = quarantined.get((kind, path))
+        words = [("quarantine", f"Quarantined by an operator: {reason}")] if reason is not None else []
+        for limit in limits:
+            if (
+                not limit.target_kind
+                or (limit.target_kind == kind and limit.target == path)
+                or (limit.target_kind == TargetKind.TAG and limit.target in tagged)
+            ):
+                words.append(("limit", limit_in_words(limit)))
+        if words:
+            said[path] = words
+    return said
+
+
+def limit_in_words(limit: Limit) -> str:
+    """ "Limit: 60 calls a minute, 1000 a day for each member of ops (every server tagged finance)"."""
+    counted = (
+        "calls"
+        if set(limit.counts) >= {Counted.TOOLS, Counted.PROMPTS, Counted.RESOURCES}
+        else " and ".join(Counted(name).label for name in limit.counts if name in Counted.values)
+    )
+    windows = sorted(limit.windows, key=lambda window: WINDOWS.get(window.get("per"), 0))
+    rates = ", ".join(f"{window['limit']} a {window['per']}" for window in windows)
+    rates = rates.replace(" a ", f" {counted} a ", 1)
+    who = {
+        CallerKind.USER: f"for {limit.caller}",
+        CallerKind.GROUP: f"for each member of {limit.caller}",
+        CallerKind.APPLICATION: f"for the application {limit.caller}",
+    }.get(limit.caller_kind, "for everyone together")
+    where = (
+        " (every target)"
+        if not limit.target_kind
+        else f" (every server tagged {limit.target})"
+        if limit.target_kind == TargetKind.TAG
+        else ""
+    )
+    return f"Limit: {rates} {who}{where}"

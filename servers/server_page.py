@@ -15,6 +15,7 @@ from accounts.choices import UiPermission
 from accounts.views import session_page
 from core.errors import ApiError
 from core.metrics_client import reporting_on
+from core.targets import TARGETS
 from metrics.plots import server_tool_usage
 from servers.choices import DETAILED, HEALTH_MEANINGS, HealthStatus, UpstreamAuth
 from servers.clients import gateway_base_url, gateway_transport, host_configurations
@@ -102,6 +103,9 @@ def server_page(request, principal, service_path):
         "history": list(server.health_transitions.order_by("-at", "-id")[:HISTORY_SHOWN]),
         "tools": tools,
         "usage_reported": reporting_on(),
+        "restrictions": TARGETS.restrictions_of([("server", server.path, tuple(server.tags or ()))]).get(
+            server.path, []
+        ),
         "gateway_url": gateway_transport(server, base)["url"],
         "hosts": host_configurations(server, base),
         "may_make_token": principal.user is not None and not principal.user.is_service_account,

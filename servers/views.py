@@ -104,6 +104,7 @@ class DashboardRow:
     shows_detail: bool  # why it is unhealthy, shown on the row
     next_check_at: datetime | None
     pending_changes: int  # tool changes awaiting approval, for those who may approve them (else 0)
+    restrictions: tuple[tuple[str, str], ...] = ()  # operators' quarantine and limits: (kind, words)
 
 
 # The register and edit forms' transport choices: what the gateway and the health check speak.
@@ -121,6 +122,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
     pending = pending_tool_changes(
         [s.pk for s in servers if principal.can(UiPermission.MODIFY_SERVICE, s.path)]
     )
+    restricted = TARGETS.restrictions_of([("server", s.path, tuple(s.tags or ())) for s in servers])
     rows = [
         DashboardRow(
             server=server,
@@ -133,6 +135,7 @@ def _dashboard_page(request, principal: Principal, *, register: dict | None = No
             shows_detail=bool(server.health_detail) and server.health_status in DETAILED,
             next_check_at=next_check_at(server),
             pending_changes=pending.get(server.pk, 0),
+            restrictions=tuple(restricted.get(server.path, ())),
         )
         for server in servers
     ]
