@@ -102,3 +102,21 @@ def limit_in_words(limit: Limit) -> str:
         else ""
     )
     return f"Limit: {rates} {who}{where}"
+
+
+def caller_restrictions_of(username: str, groups) -> list[tuple[str, str]]:
+    """The quarantines and limits that apply to a user (by name) and to the groups they are in, as
+    ("quarantine" | "limit", words), for the console's effective-access view."""
+    named = Q(kind=CallerKind.USER, name=username) | Q(kind=CallerKind.GROUP, name__in=list(groups))
+    said = [
+        ("quarantine", f"Quarantined by an operator ({q.kind} {q.name}): {q.reason}")
+        for q in Quarantine.objects.filter(named)
+    ]
+    limits = Limit.objects.filter(
+        Q(caller_kind=CallerKind.USER, caller=username)
+        | Q(caller_kind=CallerKind.GROUP, caller__in=list(groups))
+    )
+    for limit in limits:
+        target = f" on {limit.target_kind.replace('_', ' ')} {limit.target}" if limit.target_kind else ""
+        said.append(("limit", limit_in_words(limit) + target))
+    return said

@@ -84,3 +84,21 @@ def test_a_change_tried_while_viewing_comes_back_to_the_page_with_the_reason(bro
     assert "read only: stop viewing to make changes" in body
     assert banner == "stan"
     assert root.__class__.objects.get(pk=root.pk).check_password(PASSWORD)  # nothing was changed
+
+
+def test_the_effective_access_view_fits_a_phone_and_a_desk(sized, root, member, scope_factory, screenshot):
+    from tests.browser.conftest import overflow
+    from tests.factories import ToolFactory
+
+    page, width = sized
+    clock = ServerFactory(path="/clock", name="Clock")
+    for index in range(30):
+        ToolFactory(server=clock, name=f"a_rather_long_tool_name_number_{index}")
+    rules = [{"server": "/clock", "methods": ["*"], "tools": ["*"]}]
+    scope_factory("clock-all", group="clockers", server_rules=rules)
+    member("cleo", "clockers")
+    log_in(page, "root", "/login?next=/admin/access/%3Fuser%3Dcleo")
+    page.wait_for_selector("#access-servers")
+    screenshot(page, f"effective-access-{width}")
+
+    assert overflow(page) == 0
