@@ -30,7 +30,7 @@ urlpatterns = [
     path("", include("gateway.api.urls")),  # the gateway itself is ASGI (registry_site/asgi.py)
     *app_urls("servers"),
     path("", include("connections.urls")),  # each user's credentials to upstream servers
-    path("", include("virtual_servers.api.urls")),  # virtual servers (the gateway serves their URLs)
+    *app_urls("virtual_servers"),  # virtual servers (the gateway serves their URLs)
     path("", include("limits.api.urls")),  # limits and quarantines of the gateway's traffic
     *app_urls("catalog"),
     *app_urls("search"),  # before agents: `api/agents/discover/semantic` is search's

@@ -4,10 +4,11 @@ rate limit and the error are the search API's (search/selectors.py)."""
 
 import logging
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from django.conf import settings
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts.principal import Principal
@@ -64,7 +65,7 @@ def _hit(match: Match) -> Hit:
             score=match.relevance_score,
             url=f"/catalog?q={quote(row.name)}",
         )
-    if match.entity_type == TOOL:  # opens its server's row on the dashboard, where the tool is listed
+    if match.entity_type == TOOL:  # its place on its server's page
         return Hit(
             **common,
             name=row.name,
@@ -72,13 +73,12 @@ def _hit(match: Match) -> Hit:
             description=row.description,
             score=match.relevance_score,
             server_name=row.server.name,
-            url=f"/?{urlencode({'query': row.server.path})}",
+            url=f"{reverse('servers:server', args=[row.server.path[1:]])}#tool-{quote(row.name)}",
         )
-    url = (
-        f"/?{urlencode({'query': row.path})}"  # the dashboard, filtered to it
-        if match.entity_type in (SERVER, VIRTUAL)
-        else f"/agents#agent{row.path}"
-    )
+    url = {  # each its own page (an agent: its row on the agents page)
+        SERVER: lambda: reverse("servers:server", args=[row.path[1:]]),
+        VIRTUAL: lambda: reverse("virtual_servers:page", args=[row.path[1:]]),
+    }.get(match.entity_type, lambda: f"/agents#agent{row.path}")()
     return Hit(
         **common,
         name=row.name,

@@ -59,10 +59,10 @@ def test_the_search_finds_tools_agents_and_servers_with_their_scores(analyst, re
     assert scores(response) == sorted(scores(response), reverse=True)
     assert 0.3 <= scores(response)[-1] < scores(response)[0] <= 1  # SEARCH_PAGE_MIN_SCORE: nothing weaker
     assert links(response)[:2] == [
-        ("/?query=%2Ffx", "convert_currency"),
+        ("/servers/fx#tool-convert_currency", "convert_currency"),
         ("/agents#agent/currency-agent", "Currency Agent"),
     ]
-    assert ("/?query=%2Ffx", "Exchange Rates") in links(response)
+    assert ("/servers/fx", "Exchange Rates") in links(response)
 
 
 def test_when_nothing_is_close_the_closest_matches_are_shown_marked_weak(analyst, registry, settings):  # noqa: F811

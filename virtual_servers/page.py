@@ -1,0 +1,67 @@
+"""The page of one virtual server (`/virtual-servers/<path>`): what it is, its health from its members',
+the operators' quarantine and limits on it, its MCP URL with a client configuration, its members (each a
+link to its server's page) and the tools clients see under it, with the member and own name behind each.
+The same rule as every surface: a virtual server the caller does not see is a 404."""
+
+import json
+
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from accounts.views import session_page
+from core.targets import TARGETS
+from core.validators import normalize_path
+from servers.clients import gateway_base_url
+from virtual_servers.listing import visible_to
+from virtual_servers.mapping import Member, tool_index
+from virtual_servers.selectors import health_of
+
+
+@require_GET
+@session_page
+def virtual_server_page(request, principal, virtual_path):
+    path = normalize_path(virtual_path)
+    virtual = visible_to(principal).filter(path=path).first()
+    if virtual is None:
+        context = {"status": 404, "message": f"No virtual server you can see is at {path}."}
+        return render(request, "servers/problem.html", context, status=404)
+    rows = list(virtual.members.all())
+    url = f"{gateway_base_url(request)}{virtual.path}/mcp"
+    slug = virtual.path.strip("/").replace("/", "-")
+    context = {
+        "virtual": virtual,
+        "health": health_of(virtual, rows)["status"],
+        "members": rows,
+        "tools": _tools_seen(principal, virtual, rows),
+        "gateway_url": url,
+        "client_config": json.dumps({"mcpServers": {slug: {"type": "http", "url": url}}}, indent=2),
+        "restrictions": TARGETS.restrictions_of([("virtual_server", virtual.path, ())]).get(virtual.path, []),
+        "edit_url": reverse("admin:virtual_servers_virtualserver_change", args=[virtual.pk])
+        if principal.is_admin
+        else "",
+    }
+    return render(request, "virtual_servers/page.html", context)
+
+
+def _tools_seen(principal, virtual, rows) -> list[dict]:
+    """The tools clients see under the virtual server (its members' known tools through its definition),
+    by name, with where each comes from and whether the caller may call it."""
+    members = [
+        Member(row.key, row.server, row.tools, row.prompts, row.resources, row.tool_settings)
+        for row in rows
+        if row.server.is_enabled
+    ]
+    known: dict[str, set[str]] = {}
+    for row in rows:
+        known[row.key] = set(row.server.tools.values_list("name", flat=True))
+    return [
+        {
+            "name": name,
+            "server": member.server.path,
+            "own": own,
+            "may_call": principal.allows_mcp(virtual.path, "tools/call", name)
+            and principal.allows_mcp(member.server.path, "tools/call", own),
+        }
+        for name, (member, own) in sorted(tool_index(members, known).items())
+    ]
