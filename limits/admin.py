@@ -2,27 +2,33 @@
 (limits/rules.py) in the form and saved through the services, so the console validates and audits
 exactly like the internal API."""
 
-import json
-
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import ValidationError
 
 from core.admin import ConsoleModelAdmin
+from limits.choices import WINDOWS, Counted
 from limits.models import Limit, Quarantine
 from limits.rules import limit_problems, quarantine_problems
+from limits.selectors import limit_in_words
 from limits.services import limit_remove, limit_set, quarantine_lift, quarantine_set
 
 
 class LimitForm(forms.ModelForm):
-    windows = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-        help_text='A JSON list: [{"per": "minute", "limit": 60}, {"per": "day", "limit": 5000}] '
-        "(second, minute, hour, day; docs/limits.md).",
+    """A limit in plain fields: how many calls per second, minute, hour and day (any of them), and what
+    counts, ticked; the one rule (limits/rules.py) judges the result as it judges the internal API's."""
+
+    counts = forms.MultipleChoiceField(
+        choices=Counted.choices,
+        initial=list(Counted.values),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="What each window counts (listing and session upkeep never count).",
     )
-    counts = forms.CharField(
-        initial='["tools", "prompts", "resources", "a2a"]',
-        help_text='A JSON list of what counts: "tools", "prompts", "resources", "a2a".',
+
+    per_second, per_minute, per_hour, per_day = (
+        forms.IntegerField(
+            required=False, min_value=1, label=f"Calls a {per}", help_text="Empty: no such window."
+        )
+        for per in WINDOWS
     )
 
     class Meta:
@@ -32,37 +38,32 @@ class LimitForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
-            self.fields["windows"].initial = json.dumps(self.instance.windows)
-            self.fields["counts"].initial = json.dumps(self.instance.counts)
-
-    def clean_windows(self):
-        return _json(self.cleaned_data["windows"])
-
-    def clean_counts(self):
-        return _json(self.cleaned_data["counts"])
+            for window in self.instance.windows or []:
+                if f"per_{window.get('per')}" in self.fields:
+                    self.fields[f"per_{window['per']}"].initial = window.get("limit")
+            self.fields["counts"].initial = list(self.instance.counts)
 
     def _post_clean(self):
         super()._post_clean()
         if self.errors:
             return
         data = self.cleaned_data
+        data["windows"] = [
+            {"per": per, "limit": data[f"per_{per}"]} for per in WINDOWS if data.get(f"per_{per}") is not None
+        ]
         problems = limit_problems(
             caller_kind=data.get("caller_kind", ""),
             caller=data.get("caller", ""),
             target_kind=data.get("target_kind", ""),
             target=data.get("target", ""),
-            windows=data.get("windows"),
+            windows=data["windows"],
             counts=data.get("counts"),
         )
+        if "windows" in problems and not data["windows"]:
+            problems["windows"] = "Give at least one window: how many calls a second, minute, hour or day."
         for field, problem in problems.items():
-            self.add_error(field if field in self.fields else None, problem)
-
-
-def _json(text: str):
-    try:
-        return json.loads(text)
-    except ValueError as invalid:
-        raise ValidationError(f"Not JSON: {invalid}.") from None
+            target = "per_minute" if field == "windows" else field
+            self.add_error(target if target in self.fields else None, problem)
 
 
 @admin.register(Limit)
@@ -70,10 +71,24 @@ class LimitAdmin(ConsoleModelAdmin):
     """How much anyone may call anything through the gateway (docs/limits.md)."""
 
     form = LimitForm
-    list_display = ("__str__", "windows", "counts", "fail_open", "note", "created_by")
+    fields = (
+        "caller_kind",
+        "caller",
+        "target_kind",
+        "target",
+        *(f"per_{per}" for per in WINDOWS),
+        "counts",
+        "fail_open",
+        "note",
+    )
+    list_display = ("__str__", "in_words", "fail_open", "note", "created_by")
     list_filter = ("caller_kind", "target_kind", "fail_open")
     search_fields = ("caller", "target", "note")
     list_select_related = ("created_by",)
+
+    @admin.display(description="limit")
+    def in_words(self, obj: Limit) -> str:
+        return limit_in_words(obj)
 
     def service_save(self, request, obj, form, change):
         data = form.cleaned_data

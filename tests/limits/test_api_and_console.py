@@ -150,15 +150,24 @@ def test_the_console_sets_a_limit_by_the_same_rule(client, world, admin_user):
         "caller": "bot",
         "target_kind": "server",
         "target": "/payments",
-        "windows": '[{"per": "minute", "limit": 60}]',
-        "counts": '["tools"]',
+        "per_minute": "60",
+        "per_day": "5000",
+        "counts": ["tools"],
         "note": "",
     }
 
-    refused = client.post("/admin/limits/limit/add/", {**form, "windows": '[{"per": "week", "limit": 1}]'})
+    refused = client.post("/admin/limits/limit/add/", {**form, "per_minute": "", "per_day": ""})
     saved = client.post("/admin/limits/limit/add/", form)
+    limit = Limit.objects.get()
+    editing = client.get(f"/admin/limits/limit/{limit.pk}/change/").content.decode()
 
-    assert refused.status_code == 200 and "A list of 1 to 4 windows" in refused.content.decode()
+    assert refused.status_code == 200
+    assert (
+        "Give at least one window: how many calls a second, minute, hour or day." in refused.content.decode()
+    )
     assert saved.status_code == 302
-    assert list(Limit.objects.values_list("caller", "target", "counts")) == [("bot", "/payments", ["tools"])]
+    assert (limit.caller, limit.target, limit.counts) == ("bot", "/payments", ["tools"])
+    assert limit.windows == [{"per": "minute", "limit": 60}, {"per": "day", "limit": 5000}]
+    assert 'name="per_minute" value="60"' in editing and 'name="per_day" value="5000"' in editing
+    assert 'type="checkbox" name="counts" value="tools"' in editing
     assert AuditEvent.objects.get().action == "limit.set"
