@@ -1,19 +1,19 @@
 """Virtual servers in the operator console (administrators only): a definition's own fields and its
-members as JSON (the shape the API and docs/virtual-servers.md use), checked by the one rule and saved
-through the services, so the console validates and audits exactly like the API. Tools a member carries
-that collide with another's, left out by the gateway, are listed on the page."""
-
-import json
+members, one row of plain fields each (virtual_servers/member_forms.py), checked by the one rule and saved
+through the services, so the console validates and audits exactly like the API. The page lists the tools
+clients see and those a member carries that collide with another's, left out by the gateway."""
 
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.utils.html import format_html, format_html_join
 
 from core.admin import ConsoleModelAdmin
 from core.validators import normalize_path
+from virtual_servers.member_forms import MemberFormSet, initial_of
 from virtual_servers.models import VirtualServer
 from virtual_servers.rules import DefinitionRefused
-from virtual_servers.selectors import definition_of, left_out
+from virtual_servers.selectors import definition_of, left_out, tools_seen
 from virtual_servers.services import (
     definition_checked,
     virtual_server_create,
@@ -23,12 +23,6 @@ from virtual_servers.services import (
 
 
 class VirtualServerForm(forms.ModelForm):
-    members = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}),
-        help_text='A JSON list: [{"server": "/clock", "tools": {"include": ["add"]}, '
-        '"tool_settings": {"add": {"alias": "plus", "fixed": {"b": 1}}}}] (docs/virtual-servers.md).',
-    )
-
     class Meta:
         model = VirtualServer
         fields = ("path", "name", "description", "is_enabled")
@@ -36,18 +30,27 @@ class VirtualServerForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["path"].validators = []  # the path is normalized first (clean_path), then checked
+        stored = definition_of(self.instance)["members"] if self.instance.pk else []
+        initial = [initial_of(member) for member in stored]
+        self.member_forms = MemberFormSet(self.data or None, initial=initial, prefix="members")
         if self.instance.pk:
-            self.fields["members"].initial = json.dumps(definition_of(self.instance)["members"], indent=2)
             self.fields["path"].disabled = True
 
     def clean_path(self):
         return normalize_path(self.cleaned_data["path"])  # checked as written by the service's rule
 
-    def clean_members(self):
-        try:
-            return json.loads(self.cleaned_data["members"])
-        except ValueError as invalid:
-            raise ValidationError(f"Not JSON: {invalid}.") from None
+    @property
+    def changed_data(self):
+        """The form's own changed fields, and "members" when a member's row changed."""
+        changed = list(super().changed_data)
+        return [*changed, "members"] if self.member_forms.has_changed() else changed
+
+    def clean(self):
+        data = super().clean()
+        if not self.member_forms.is_valid():
+            raise ValidationError("A member's row has a problem: see the members below.")
+        data["members"] = self.member_forms.members()
+        return data
 
     def validate_unique(self):
         return None  # the service says when a path is taken, in the rule's words
@@ -81,10 +84,23 @@ class VirtualServerForm(forms.ModelForm):
 @admin.register(VirtualServer)
 class VirtualServerAdmin(ConsoleModelAdmin):
     form = VirtualServerForm
+    change_form_template = "admin/virtual_servers/virtualserver/change_form.html"
     list_display = ("path", "name", "is_enabled", "updated_at")
     list_filter = ("is_enabled",)
     search_fields = ("path", "name")
-    readonly_fields = ("left_out_tools",)
+    readonly_fields = ("tools_clients_see", "left_out_tools")
+
+    @admin.display(description="Tools clients see")
+    def tools_clients_see(self, obj):
+        seen = tools_seen(obj) if obj and obj.pk else []
+        if not seen:
+            return "None yet: no carried tool of its members is known."
+        rows = format_html_join(
+            "",
+            '<li><code>{}</code> <span class="quiet">from {}{}</span></li>',
+            ((name, server, f" ({own})" if own != name else "") for name, server, own in seen),
+        )
+        return format_html('<ul class="tools-seen">{}</ul>', rows)
 
     @admin.display(description="Left out")
     def left_out_tools(self, obj):

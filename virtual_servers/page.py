@@ -14,8 +14,7 @@ from core.targets import TARGETS
 from core.validators import normalize_path
 from servers.clients import gateway_base_url
 from virtual_servers.listing import visible_to
-from virtual_servers.mapping import Member, tool_index
-from virtual_servers.selectors import health_of
+from virtual_servers.selectors import health_of, tools_seen
 
 
 @require_GET
@@ -33,7 +32,7 @@ def virtual_server_page(request, principal, virtual_path):
         "virtual": virtual,
         "health": health_of(virtual, rows)["status"],
         "members": rows,
-        "tools": _tools_seen(principal, virtual, rows),
+        "tools": _tools_seen(principal, virtual),
         "gateway_url": url,
         "client_config": json.dumps({"mcpServers": {slug: {"type": "http", "url": url}}}, indent=2),
         "restrictions": TARGETS.restrictions_of([("virtual_server", virtual.path, ())]).get(virtual.path, []),
@@ -44,24 +43,16 @@ def virtual_server_page(request, principal, virtual_path):
     return render(request, "virtual_servers/page.html", context)
 
 
-def _tools_seen(principal, virtual, rows) -> list[dict]:
-    """The tools clients see under the virtual server (its members' known tools through its definition),
-    by name, with where each comes from and whether the caller may call it."""
-    members = [
-        Member(row.key, row.server, row.tools, row.prompts, row.resources, row.tool_settings)
-        for row in rows
-        if row.server.is_enabled
-    ]
-    known: dict[str, set[str]] = {}
-    for row in rows:
-        known[row.key] = set(row.server.tools.values_list("name", flat=True))
+def _tools_seen(principal, virtual) -> list[dict]:
+    """The tools clients see under the virtual server, with where each comes from and whether the caller
+    may call it (a virtual server grants no more than its members do)."""
     return [
         {
             "name": name,
-            "server": member.server.path,
+            "server": server,
             "own": own,
             "may_call": principal.allows_mcp(virtual.path, "tools/call", name)
-            and principal.allows_mcp(member.server.path, "tools/call", own),
+            and principal.allows_mcp(server, "tools/call", own),
         }
-        for name, (member, own) in sorted(tool_index(members, known).items())
+        for name, server, own in tools_seen(virtual)
     ]

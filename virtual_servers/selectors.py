@@ -88,6 +88,13 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
     )
 
 
+def tools_seen(virtual: VirtualServer) -> list[tuple[str, str, str]]:
+    """The tools clients see under a virtual server, by name: (name, its member's server path, the tool's
+    own name), from its enabled members' known tools through its definition."""
+    target = _target(virtual)
+    return [(name, member.server.path, own) for name, (member, own) in sorted(target.tools_by_name.items())]
+
+
 def virtual_exists(path: str) -> bool:
     return VirtualServer.objects.filter(path=path).exists()
 

@@ -509,3 +509,32 @@ def test_connecting_a_secret_from_the_connections_page_fits_the_screen(
         page.locator("tr[data-connection='/github'] [data-state]").get_attribute("data-state") == "connected"
     )
     assert "ghp_personal_access_token" not in page.content()
+
+
+def test_a_virtual_servers_members_are_plain_fields_that_fit_the_screen(sized, admin_user, screenshot):
+    from virtual_servers.services import virtual_server_create
+
+    page, width = sized
+    ServerFactory(path="/clock", name="Clock")
+    ServerFactory(path="/notes", name="Notes")
+    virtual = virtual_server_create(
+        actor=None,
+        path="/team",
+        definition={"name": "Team", "members": [{"server": "/clock", "tools": {"include": ["add"]}}]},
+    )
+    admin_user.set_password("correct horse battery staple")
+    admin_user.save()
+    change = f"/admin/virtual_servers/virtualserver/{virtual.pk}/change/"
+    log_in(page, admin_user.username, f"/login?next={change}")
+    page.wait_for_selector("[data-members]")
+
+    assert page.locator("[data-member-row]").count() == 3  # the member and two empty rows
+    assert page.input_value("#id_members-0-tools_names") == "add"
+    assert page.locator("#id_members-0-tools_mode").input_value() == "include"
+    page.select_option("#id_members-1-server", "/notes")
+    with page.expect_navigation():
+        page.click("input[name=_continue]")
+    assert "was changed successfully" in page.locator("ul.messagelist").inner_text()
+    assert page.locator("[data-member-row]").count() == 4
+    assert overflow(page) == 0
+    screenshot(page, f"widths-virtual-server-{width}")

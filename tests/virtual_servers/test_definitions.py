@@ -11,6 +11,7 @@ from accounts.models import AuditEvent
 from servers.services import ServerConflict, server_register
 from tests.factories import ServerFactory, ToolFactory
 from virtual_servers.models import VirtualMember, VirtualServer
+from virtual_servers.selectors import definition_of
 
 pytestmark = pytest.mark.django_db
 
@@ -170,22 +171,36 @@ def test_only_administrators_manage_virtual_servers(client, member, token_for, m
     assert not VirtualServer.objects.exists()
 
 
+def rows(*members: dict) -> dict:
+    """The console's member rows (virtual_servers/member_forms.py) posted for `members`."""
+    posted = {"members-TOTAL_FORMS": str(len(members)), "members-INITIAL_FORMS": "0"}
+    for index, member in enumerate(members):
+        row = {"server": member["server"], "key": "", "aliases": "", "settings": ""}
+        for selection in ("tools", "prompts", "resources"):
+            chosen = member.get(selection, {})
+            mode = next(iter(chosen), "all")
+            row |= {f"{selection}_mode": mode, f"{selection}_names": ", ".join(chosen.get(mode, []))}
+        posted |= {f"members-{index}-{name}": value for name, value in row.items()}
+    return posted
+
+
 def test_the_console_defines_one_with_the_same_rule_and_says_what_a_new_tool_leaves_out(
     admin_client, members
 ):
     _, library = members
+    form = {"path": "team", "name": "Team", "is_enabled": "on"}
     refused = admin_client.post(
         "/admin/virtual_servers/virtualserver/add/",
-        {
-            "path": "team",
-            "name": "Team",
-            "is_enabled": "on",
-            "members": json.dumps([{"server": "/clock"}, {"server": "/library"}]),
-        },
+        {**form, **rows({"server": "/clock"}, {"server": "/library"})},
     )
     added = admin_client.post(
         "/admin/virtual_servers/virtualserver/add/",
-        {"path": "team", "name": "Team", "is_enabled": "on", "members": json.dumps(TEAM["members"])},
+        {
+            **form,
+            **rows({"server": "/clock", "tools": {"include": ["add"]}}, {"server": "/library"}),
+            "members-1-aliases": "search = search_api",
+            "members-1-settings": '{"search": {"fixed": {"repository": "a/b"}}}',
+        },
     )
     ToolFactory(server=library, name="add")  # /library later offers a tool named as one /clock's is
     virtual = VirtualServer.objects.get(path="/team")
@@ -193,8 +208,13 @@ def test_the_console_defines_one_with_the_same_rule_and_says_what_a_new_tool_lea
 
     assert "Clients would see two tools named echo" in refused.content.decode()
     assert added.status_code == 302
+    assert definition_of(virtual)["members"][1]["tool_settings"] == {
+        "search": {"alias": "search_api", "fixed": {"repository": "a/b"}}
+    }
     assert AuditEvent.objects.filter(action="virtual_server.create").count() == 1
     assert "add of /library is left out: clients already see add from /clock." in page
+    assert 'name="members-1-aliases"' in page and "search = search_api</textarea>" in page
+    assert '<li><code>search_api</code> <span class="quiet">from /library (search)</span></li>' in page
 
 
 @pytest.mark.parametrize(
