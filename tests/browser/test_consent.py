@@ -104,10 +104,12 @@ def test_the_consent_page_says_who_asks_for_what_and_narrows_rights(
 
 
 def test_the_preview_follows_the_ticks_and_allow_with_nothing_ticked_asks_again(
-    page, site, operator_user, scope_factory, redirect_uri, screenshot
+    sized, site, operator_user, scope_factory, redirect_uri, screenshot
 ):
+    from tests.browser.conftest import overflow
     from tests.factories import ToolFactory
 
+    page, width = sized
     weather = ServerFactory(path="/weather", name="Weather")
     for name in ("alerts", "forecast"):
         ToolFactory(server=weather, name=name)
@@ -140,7 +142,8 @@ def test_the_preview_follows_the_ticks_and_allow_with_nothing_ticked_asks_again(
         page.click("#allow")
     problem = page.locator("[data-problem]").inner_text()
     still_unticked = page.locator("input[name=tools]:checked").count()
-    screenshot(page, "consent-nothing-ticked")
+    screenshot(page, f"consent-nothing-ticked-{width}")
+    fits = overflow(page)
     page.check("input[name=tools][value=forecast]")
     with page.expect_request(lambda request: request.url.startswith(redirect_uri)) as callback:
         page.click("#allow")
@@ -151,5 +154,6 @@ def test_the_preview_follows_the_ticks_and_allow_with_nothing_ticked_asks_again(
     assert none == said + "can call no tool yet: tick at least one, or choose Deny."
     assert problem == "Tick at least one tool it may call, or choose Deny."
     assert still_unticked == 0
+    assert fits == 0
     assert "code" in parse_qs(urlsplit(callback.value.url).query)
     assert Consent.objects.get().tools == {"/weather": ["forecast"]}

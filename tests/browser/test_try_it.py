@@ -93,3 +93,20 @@ def test_a_link_to_connect_a_credential_is_a_link(sized, cleo, time_server, site
 
     assert outcome == "error"
     assert link.get_attribute("href") == site.url("/connections/keyed")
+
+
+def test_the_servers_page_says_what_limits_it_and_that_usage_is_not_reported(sized, cleo, time_server):
+    from limits.services import quarantine_set
+
+    page, width = sized
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server, health_status="healthy")
+    clock.tools.create(name="echo", input_schema=ECHO)
+    quarantine_set(actor=None, kind="server", name="/clock", reason="moving to a new host tonight")
+    log_in(page, "cleo", "/login?next=/servers/clock")
+
+    said = page.locator("[data-restriction]").all_inner_texts()
+    usage = page.locator("[data-usage]").inner_text()
+
+    assert said == ["Quarantined by an operator: moving to a new host tonight"]
+    assert usage.startswith("Usage is not reported")
+    assert overflow(page) == 0
