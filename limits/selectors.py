@@ -51,29 +51,21 @@ def rules_snapshot() -> Rules:
 def restrictions_of(targets: list[tuple[str, str, tuple[str, ...]]]) -> dict[str, list[tuple[str, str]]]:
     """What the quarantines and limits that apply to each target (kind, path, tags) say, by path, as
     ("quarantine" | "limit", words): the quarantine's reason first, then each limit on the target itself,
-    on one of its tags or on every target. Two queries for any number of targets."""
-    paths = {path for _, path, _ in targets}
-    tags = {tag for _, _, tagged in targets for tag in tagged}
-    quarantined = {
-        (q.kind, q.name): q.reason
-        for q in Quarantine.objects.filter(kind__in={kind for kind, _, _ in targets}, name__in=paths)
-    }
-    limits = list(
-        Limit.objects.filter(
-            Q(target_kind="") | Q(target__in=paths) | Q(target_kind=TargetKind.TAG, target__in=tags)
-        )
-    )
+    on one of its tags or on every target. Read from this process's snapshot of the rules (the one the
+    gateway decides with): no query while the rules do not change."""
+    rules = rules_for(LIMITS.epoch())
     said: dict[str, list[tuple[str, str]]] = {}
     for kind, path, tagged in targets:
-        reason = quarantined.get((kind, path))
+        reason = rules.quarantines.get((kind, path))
         words = [("quarantine", f"Quarantined by an operator: {reason}")] if reason is not None else []
-        for limit in limits:
+        for limit in rules.limits:
             if (
                 not limit.target_kind
                 or (limit.target_kind == kind and limit.target == path)
                 or (limit.target_kind == TargetKind.TAG and limit.target in tagged)
             ):
-                words.append(("limit", limit_in_words(limit)))
+                windows = [(name, count) for name, _, count in limit.windows]
+                words.append(("limit", _in_words(limit, windows)))
         if words:
             said[path] = words
     return said
@@ -81,13 +73,19 @@ def restrictions_of(targets: list[tuple[str, str, tuple[str, ...]]]) -> dict[str
 
 def limit_in_words(limit: Limit) -> str:
     """ "Limit: 60 calls a minute, 1000 a day for each member of ops (every server tagged finance)"."""
+    windows = sorted(
+        ((w.get("per"), w.get("limit")) for w in limit.windows or []), key=lambda w: WINDOWS.get(w[0], 0)
+    )
+    return _in_words(limit, windows)
+
+
+def _in_words(limit: Limit | LimitRule, windows: list[tuple[str, int]]) -> str:
     counted = (
         "calls"
         if set(limit.counts) >= {Counted.TOOLS, Counted.PROMPTS, Counted.RESOURCES}
         else " and ".join(Counted(name).label for name in limit.counts if name in Counted.values)
     )
-    windows = sorted(limit.windows, key=lambda window: WINDOWS.get(window.get("per"), 0))
-    rates = ", ".join(f"{window['limit']} a {window['per']}" for window in windows)
+    rates = ", ".join(f"{count} a {per}" for per, count in windows)
     rates = rates.replace(" a ", f" {counted} a ", 1)
     who = {
         CallerKind.USER: f"for {limit.caller}",

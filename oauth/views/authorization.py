@@ -36,6 +36,15 @@ from oauth.models import Consent
 from oauth.validators import code_challenge_problem
 from servers.policies import callable_tools
 
+# The authorization request's parameters the consent form carries through to the code's creation.
+REQUEST_KEYS = (
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+)
 ALL_RIGHTS = "__all__"
 ADMINISTRATION = "__admin__"  # administration too: only an administrator, only when ticked
 
@@ -141,15 +150,7 @@ class ConsentView(AuthorizationView):
 
         The answer is a page, not a redirect: after the login form, a redirect chain ending at the
         application would be blocked by the login page's form-action policy."""
-        keys = (
-            "client_id",
-            "redirect_uri",
-            "response_type",
-            "state",
-            "code_challenge",
-            "code_challenge_method",
-        )
-        credentials = {key: context[key] for key in keys if context.get(key)}
+        credentials = {key: context[key] for key in REQUEST_KEYS if context.get(key)}
         credentials["resource"] = [resource.url]
         try:
             uri, _, _, _ = self.create_authorization_response(
@@ -189,15 +190,7 @@ class ConsentView(AuthorizationView):
             if rights_chosen
             else "Tick at least one of your rights to allow, or choose Deny."
         )
-        keys = (
-            "client_id",
-            "redirect_uri",
-            "response_type",
-            "state",
-            "code_challenge",
-            "code_challenge_method",
-        )
-        context = {key: data.get(key) for key in keys}
+        context = {key: data.get(key) for key in REQUEST_KEYS}
         context |= {
             "form": form,
             "application": application,

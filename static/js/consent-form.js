@@ -25,19 +25,7 @@
   }
 
   function render() {
-    if (!preview) return;
-    preview.textContent = "";
-    preview.appendChild(document.createTextNode("With the choices as shown, it "));
-    words().split("`").forEach(function (part, index) {
-      if (index % 2) {
-        var code = document.createElement("code");
-        code.textContent = part;
-        preview.appendChild(code);
-      } else {
-        preview.appendChild(document.createTextNode(part));
-      }
-    });
-    preview.appendChild(document.createTextNode("."));
+    window.previewWords(preview, "With the choices as shown, it " + words() + ".");
   }
 
   form.addEventListener("change", function (event) {

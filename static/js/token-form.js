@@ -22,20 +22,7 @@
   }
 
   function render() {
-    var text = words();
-    if (preview.textContent === "This token " + text.replace(/`/g, "") + ".") return;  // nothing moves
-    preview.textContent = "";
-    preview.appendChild(document.createTextNode("This token "));
-    text.split("`").forEach(function (part, index) {
-      if (index % 2) {
-        var code = document.createElement("code");
-        code.textContent = part;
-        preview.appendChild(code);
-      } else {
-        preview.appendChild(document.createTextNode(part));
-      }
-    });
-    preview.appendChild(document.createTextNode("."));
+    window.previewWords(preview, "This token " + words() + ".");
   }
 
   form.addEventListener("change", function (event) {
