@@ -26,6 +26,7 @@ class TargetKind(models.TextChoices):
     SERVER = "server", "Server"
     VIRTUAL_SERVER = "virtual_server", "Virtual server"
     AGENT = "agent", "A2A agent"
+    SKILL = "skill", "Agent Skill"
 
 
 @dataclass(frozen=True)

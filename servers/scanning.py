@@ -152,6 +152,13 @@ def scan(definition: Mapping, siblings: Iterable[str] = ()) -> list[dict]:
     return sorted(_unique(findings), key=lambda found: (SEVERITY_ORDER[found["severity"]], found["rule"]))
 
 
+def scan_text(text: str, field: str) -> list[dict]:
+    """The rules' findings in any text a model may read (a skill's file, say), `field` naming where it
+    sits; worst first."""
+    found = _unique(_matched(text, field))
+    return sorted(found, key=lambda finding: (SEVERITY_ORDER[finding["severity"]], finding["rule"]))
+
+
 def _matched(text: str, field: str) -> list[dict]:
     """The rules' findings in every reading of `text` (servers/scan_text.py): as written, then with its
     disguises undone; a finding in a disguised reading names it (`reading`)."""

@@ -118,7 +118,7 @@ def findings_table(findings: list[dict]) -> str:
             for f in findings
         ),
     )
-    head = format_html(
+    head = mark_safe(
         '<tr><th scope="col">severity</th><th scope="col">rule</th><th scope="col">in</th>'
         '<th scope="col">matched</th></tr>'
     )

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "accounts",
     "servers",
     "connections",
+    "skills",
     "virtual_servers",
     "limits",
     "gateway",
@@ -162,6 +163,9 @@ A2A_GATEWAY_URLS = env.bool("A2A_GATEWAY_URLS", default=True)
 # A tool definition the scanner finds a high-severity problem in (servers/scanning.py) is never pinned by
 # itself (first discovery, servers approved automatically): an operator approves it with an override.
 TOOL_SCAN_HIGH_HOLDS = env.bool("TOOL_SCAN_HIGH_HOLDS", default=True)
+# Agent Skills (docs/skills.md): what one skill may hold once unpacked.
+SKILL_MAX_FILES = env.int("SKILL_MAX_FILES", default=200)
+SKILL_MAX_BYTES = env.int("SKILL_MAX_BYTES", default=5 * 1024 * 1024)
 # How late "last used" of tokens and applications may be: each process writes its notes this often.
 LAST_USED_FLUSH_SECONDS = env.float("LAST_USED_FLUSH_SECONDS", default=60)
 

@@ -1,0 +1,104 @@
+"""Skills in the operator console (administrators): the skills, and their versions with every file's
+digest and the scan's findings, approved or blocked here (by the services, audited)."""
+
+from django.contrib import admin, messages
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from core.admin import ReadOnlyModelAdmin
+from servers import scanning
+from servers.tool_review import findings_table
+from skills import services
+from skills.choices import VersionStatus
+from skills.models import Skill, SkillVersion
+
+
+@admin.register(Skill)
+class SkillAdmin(ReadOnlyModelAdmin):
+    list_display = ("path", "description", "visibility", "owner", "source", "updated_at")
+    list_filter = ("visibility", "source")
+    search_fields = ("path", "name", "description")
+    list_select_related = ("owner",)
+    exclude = ("approved",)
+    readonly_fields = ("approved_digest",)
+
+    @admin.display(description="approved version")
+    def approved_digest(self, obj: Skill) -> str:
+        return obj.approved.digest if obj.approved_id else "none: nothing of it is served"
+
+
+@admin.register(SkillVersion)
+class SkillVersionAdmin(ReadOnlyModelAdmin):
+    list_display = ("skill", "digest", "status", "scan", "created_at", "decided_by")
+    list_filter = ("status",)
+    search_fields = ("skill__path", "digest")
+    list_select_related = ("skill", "decided_by")
+    fields = (
+        "skill",
+        "digest",
+        "status",
+        "file_table",
+        "scan_findings",
+        "created_at",
+        "decided_by",
+        "decided_at",
+    )
+    readonly_fields = fields
+    actions = ["approve_selected", "approve_overriding_selected", "block_selected"]
+
+    def has_approve_permission(self, request, obj=None) -> bool:
+        return self.principal(request).is_admin
+
+    @admin.display(description="scan")
+    def scan(self, obj: SkillVersion) -> str:
+        return scanning.worst(obj.findings) or "clean"
+
+    @admin.display(description="files")
+    def file_table(self, obj: SkillVersion) -> str:
+        rows = format_html_join(
+            "",
+            "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td></tr>",
+            ((entry["path"], entry["size"], entry["sha256"]) for entry in obj.files),
+        )
+        head = mark_safe(
+            '<tr><th scope="col">path</th><th scope="col">bytes</th><th scope="col">sha256</th></tr>'
+        )
+        return format_html('<table class="scan-findings">{}{}</table>', head, rows)
+
+    @admin.display(description="scan findings")
+    def scan_findings(self, obj: SkillVersion) -> str:
+        return findings_table(obj.findings)
+
+    def _pending(self, queryset):
+        return list(queryset.filter(status=VersionStatus.PENDING).select_related("skill"))
+
+    @admin.action(description="Approve selected versions (serve them)", permissions=["approve"])
+    def approve_selected(self, request, queryset):
+        pending = self._pending(queryset)
+        decided = [version for version in pending if not scanning.holds(version.findings)]
+        for version in decided:
+            services.skill_version_approve(actor=request.user, version=version)
+        self.message_user(request, f"{len(decided)} version(s) approved.")
+        if held := len(pending) - len(decided):
+            self.message_user(
+                request,
+                f"{held} version(s) with high-severity scan findings left pending: read the findings, then "
+                "use “Approve selected versions despite their scan findings”.",
+                messages.WARNING,
+            )
+
+    @admin.action(
+        description="Approve selected versions despite their scan findings", permissions=["approve"]
+    )
+    def approve_overriding_selected(self, request, queryset):
+        pending = self._pending(queryset)
+        for version in pending:
+            services.skill_version_approve(actor=request.user, version=version, override=True)
+        self.message_user(request, f"{len(pending)} version(s) approved over their scan findings.")
+
+    @admin.action(description="Block selected versions (never serve them)", permissions=["approve"])
+    def block_selected(self, request, queryset):
+        pending = self._pending(queryset)
+        for version in pending:
+            services.skill_version_block(actor=request.user, version=version)
+        self.message_user(request, f"{len(pending)} version(s) blocked.")

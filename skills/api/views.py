@@ -1,0 +1,100 @@
+"""The skills API (/api/skills...): publish a skill from an archive (multipart `archive`: a .tar.gz or .zip
+of its folder), list and read the skills the caller may see, download each approved file, remove one's
+own. Refusals in the one error format; a broken rule of agentskills.io or of the archive reader is a 400
+naming it (`rule`)."""
+
+import mimetypes
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
+from core.errors import ApiError, ErrorCode
+from core.openapi import documented, path_parameter
+from core.visibility import Visibility
+from skills.archives import ArchiveRefused
+from skills.rules import SkillRefused
+from skills.selectors import approved_file, skill_seen, skill_shown, skills_visible
+from skills.services import skill_delete, skill_publish
+
+SKILL_PATH = path_parameter("skill_path", "the skill's path, e.g. pdf-tools")
+
+
+class SkillsView(APIView):
+    authentication_classes = [BearerAuthentication, RegistrySessionAuthentication]
+
+
+class SkillListView(SkillsView):
+    """GET: the skills you may see; POST: publish one (or a new version of one you own)."""
+
+    parser_classes = [MultiPartParser]
+
+    @documented(errors=(401,))
+    def get(self, request):
+        principal = principal_of(request)
+        return Response({"skills": [skill_shown(skill) for skill in skills_visible(principal)]})
+
+    @documented(
+        request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT}, errors=(400, 401, 403, 413)
+    )
+    def post(self, request):
+        principal = principal_of(request)
+        if principal.user is None or not principal.is_authenticated:
+            raise ApiError(401, ErrorCode.NOT_AUTHENTICATED, "Publishing a skill needs a signed-in user.")
+        upload = request.FILES.get("archive")
+        if upload is None:
+            raise ApiError(
+                400, ErrorCode.BAD_REQUEST, "Send the skill's folder as `archive` (.tar.gz or .zip)."
+            )
+        visibility = request.data.get("visibility") or Visibility.PUBLIC
+        if visibility not in Visibility.values:
+            raise ApiError(
+                400, ErrorCode.BAD_REQUEST, f"visibility is one of {', '.join(Visibility.values)}."
+            )
+        try:
+            skill, version, new = skill_publish(
+                actor=principal,
+                principal=principal,
+                data=upload.read(),
+                visibility=visibility,
+            )
+        except (ArchiveRefused, SkillRefused) as refused:
+            raise ApiError(400, ErrorCode.BAD_REQUEST, f"{refused.rule}: {refused}") from None
+        shown = {
+            **skill_shown(skill, versions=True),
+            "published": {"digest": version.digest, "status": version.status, "findings": version.findings},
+        }
+        return Response(shown, status=201 if new else 200)
+
+
+class SkillDetailView(SkillsView):
+    """GET: one skill you may see (its approved version, and its versions); DELETE: remove your own."""
+
+    @documented(parameters=[SKILL_PATH], errors=(401, 404))
+    def get(self, request, skill_path):
+        return Response(skill_shown(skill_seen(principal_of(request), skill_path), versions=True))
+
+    @documented(parameters=[SKILL_PATH], responses={204: None}, errors=(401, 403, 404))
+    def delete(self, request, skill_path):
+        principal = principal_of(request)
+        skill_delete(actor=principal, principal=principal, skill=skill_seen(principal, skill_path))
+        return Response(status=204)
+
+
+class SkillFileView(SkillsView):
+    """GET: one file of a skill's approved version, its bytes as published (`ETag`: its sha256)."""
+
+    @documented(parameters=[SKILL_PATH], responses={200: OpenApiTypes.BINARY}, errors=(401, 404))
+    def get(self, request, skill_path, file_path):
+        stored = approved_file(skill_seen(principal_of(request), skill_path), file_path)
+        kind = mimetypes.guess_type(stored.path)[0] or "application/octet-stream"
+        if kind.startswith("text/") or stored.path.endswith(".md"):
+            kind = f"{'text/markdown' if stored.path.endswith('.md') else kind}; charset=utf-8"
+        response = HttpResponse(bytes(stored.content), content_type=kind)
+        response["ETag"] = f'"{stored.sha256}"'
+        response["Content-Disposition"] = "inline" if kind.startswith("text/") else "attachment"
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class SkillsConfig(AppConfig):
+    """Agent Skills (agentskills.io): folders with a SKILL.md and their scripts, references and assets,
+    published from archives, every file scanned, each version pinned (docs/skills.md)."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "skills"
+    label = "skills"
+
+    def ready(self):
+        from core.targets import TARGETS, TargetKind
+        from skills.models import Skill
+
+        TARGETS.exists[TargetKind.SKILL] = lambda path: Skill.objects.filter(path=path).exists()

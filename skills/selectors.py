@@ -1,0 +1,75 @@
+"""Reads of skills, by the one visibility rule (core/visibility.py): a skill a caller may not see is absent
+from every listing and 404 on every read. Every read serves the approved version."""
+
+from __future__ import annotations
+
+from core.errors import ApiError, ErrorCode
+from core.validators import normalize_path
+from core.visibility import visible_rows
+from skills.models import Skill, SkillFile
+
+
+def skills_visible(principal):
+    return visible_rows(Skill.objects.all(), principal, "skills").select_related("approved", "owner")
+
+
+def skill_seen(principal, skill_path: str) -> Skill:
+    """The skill at `skill_path` when `principal` may see it; ApiError 404 otherwise (whether it exists or
+    not: the same answer)."""
+    path = normalize_path(skill_path)
+    skill = skills_visible(principal).filter(path=path).first()
+    if skill is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"No skill you can see is at {path}.")
+    return skill
+
+
+def approved_file(skill: Skill, file_path: str) -> SkillFile:
+    found = None
+    if skill.approved_id is not None:
+        found = SkillFile.objects.filter(version_id=skill.approved_id, path=file_path).first()
+    if found is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"{skill.path} has no file {file_path[:200]!r}.")
+    return found
+
+
+def skill_shown(skill: Skill, *, versions: bool = False) -> dict:
+    """A skill as the API shows it: what its approved version's frontmatter says and its files."""
+    approved = skill.approved
+    shown = {
+        "path": skill.path,
+        "name": skill.name,
+        "description": skill.description,
+        "license": skill.license,
+        "compatibility": skill.compatibility,
+        "allowed_tools": skill.allowed_tools,
+        "metadata": skill.metadata,
+        "tags": skill.tags,
+        "visibility": skill.visibility,
+        "owner": skill.owner.username if skill.owner else None,
+        "source": skill.source,
+        "digest": approved.digest if approved else None,
+        "files": approved.files if approved else [],
+        "scan": {
+            "worst": _worst(approved.findings) if approved else None,
+            "findings": approved.findings if approved else [],
+        },
+        "updated_at": skill.updated_at.isoformat(),
+    }
+    if versions:
+        shown["versions"] = [
+            {
+                "digest": version.digest,
+                "status": version.status,
+                "files": len(version.files),
+                "worst": _worst(version.findings),
+                "created_at": version.created_at.isoformat(),
+            }
+            for version in skill.versions.all()
+        ]
+    return shown
+
+
+def _worst(findings):
+    from servers.scanning import worst
+
+    return worst(findings)

@@ -1,0 +1,145 @@
+"""Publishing and removing skills. A version is read from an archive (skills/archives.py), its SKILL.md
+checked by the agentskills rules (skills/rules.py) and every file scanned (skills/scanning.py). A skill's
+first version is approved as it is, as registering a server approves the tools it offers then, unless the
+scan holds it; a later version with another digest waits for an operator's approval, and meanwhile every
+surface serves the approved one. Each publication and removal is audited."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.choices import AuditAction
+from accounts.services import audit_event_record
+from core.errors import ApiError, ErrorCode
+from core.visibility import Visibility
+from servers import scanning
+from skills import archives
+from skills.choices import Source, VersionStatus
+from skills.models import Skill, SkillFile, SkillVersion
+from skills.rules import frontmatter_of
+from skills.scanning import scan_files
+
+
+def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility.PUBLIC):
+    """A version of a skill from an archive's bytes: (the skill, the version, whether it is new).
+    ArchiveRefused and SkillRefused name the rule a hostile or malformed archive breaks."""
+    read = archives.read_archive(data)
+    frontmatter = frontmatter_of(read.files[archives.SKILL_MD], read.folder)
+    listing = read.listing()
+    digest = archives.digest_of(listing)
+    path = f"/{frontmatter['name']}"
+    with transaction.atomic():
+        skill = Skill.objects.select_for_update().filter(path=path).first()
+        if skill is not None and not _may_change(principal, skill):
+            raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"{path} is another user's skill.")
+        if skill is None:
+            skill = Skill.objects.create(
+                path=path,
+                name=frontmatter["name"],
+                description=frontmatter["description"].strip(),
+                visibility=visibility,
+                owner=principal.user,
+                source=Source.UPLOAD,
+            )
+        known = skill.versions.filter(digest=digest).first()
+        if known is not None:
+            return skill, known, False
+        findings = scan_files(read.files)
+        first = skill.approved_id is None and not skill.versions.exists()
+        status = VersionStatus.APPROVED if first and not scanning.holds(findings) else VersionStatus.PENDING
+        version = SkillVersion.objects.create(
+            skill=skill,
+            digest=digest,
+            files=listing,
+            frontmatter=frontmatter,
+            findings=findings,
+            status=status,
+            decided_at=timezone.now() if status == VersionStatus.APPROVED else None,
+        )
+        SkillFile.objects.bulk_create(
+            SkillFile(
+                version=version,
+                path=entry["path"],
+                size=entry["size"],
+                sha256=entry["sha256"],
+                content=read.files[entry["path"]],
+            )
+            for entry in listing
+        )
+        if status == VersionStatus.APPROVED:
+            _approve(skill, version, frontmatter)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SKILL_PUBLISH,
+            target=f"skill:{path}",
+            detail={
+                "digest": digest,
+                "files": len(listing),
+                "status": status,
+                "worst": scanning.worst(findings),
+            },
+        )
+    return skill, version, True
+
+
+def _approve(skill: Skill, version: SkillVersion, frontmatter: dict) -> None:
+    skill.approved = version
+    skill.description = frontmatter["description"].strip()
+    skill.license = str(frontmatter.get("license", ""))[:200]
+    skill.compatibility = str(frontmatter.get("compatibility", ""))
+    skill.allowed_tools = str(frontmatter.get("allowed-tools", ""))[:2000]
+    skill.metadata = frontmatter.get("metadata") or {}
+    skill.save()
+
+
+def skill_version_approve(*, actor, version: SkillVersion, override: bool = False) -> None:
+    """Serve `version` from now on (the skill's frontmatter follows it). A version whose scan holds it
+    (servers/scanning.holds) is approved only with `override`."""
+    if scanning.holds(version.findings) and not override:
+        raise ApiError(
+            409,
+            ErrorCode.CONFLICT,
+            f"This version of {version.skill.path} has high-severity scan findings: approve it with an "
+            "override.",
+        )
+    with transaction.atomic():
+        version.status, version.decided_at = VersionStatus.APPROVED, timezone.now()
+        version.decided_by = getattr(actor, "user", actor) if actor is not None else None
+        version.save(update_fields=["status", "decided_at", "decided_by"])
+        _approve(version.skill, version, version.frontmatter)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SKILL_APPROVE,
+            target=f"skill:{version.skill.path}",
+            detail={"digest": version.digest, "override": override},
+        )
+
+
+def skill_version_block(*, actor, version: SkillVersion) -> None:
+    """Never serve `version` (the approved one, if another, stays)."""
+    with transaction.atomic():
+        version.status, version.decided_at = VersionStatus.BLOCKED, timezone.now()
+        version.decided_by = getattr(actor, "user", actor) if actor is not None else None
+        version.save(update_fields=["status", "decided_at", "decided_by"])
+        if version.skill.approved_id == version.pk:
+            Skill.objects.filter(pk=version.skill_id).update(approved=None)
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SKILL_BLOCK,
+            target=f"skill:{version.skill.path}",
+            detail={"digest": version.digest},
+        )
+
+
+def skill_delete(*, actor, principal, skill: Skill) -> None:
+    if not _may_change(principal, skill):
+        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"{skill.path} is another user's skill.")
+    path = skill.path
+    with transaction.atomic():
+        skill.delete()
+        audit_event_record(actor=actor, action=AuditAction.SKILL_DELETE, target=f"skill:{path}")
+
+
+def _may_change(principal, skill: Skill) -> bool:
+    return principal.is_admin or (principal.user is not None and skill.owner_id == principal.user.pk)
