@@ -31,7 +31,7 @@ urlpatterns = [
     *app_urls("servers"),
     path("", include("connections.urls")),  # each user's credentials to upstream servers
     *app_urls("virtual_servers"),  # virtual servers (the gateway serves their URLs)
-    path("", include("skills.api.urls")),  # Agent Skills: published, scanned, pinned
+    *app_urls("skills"),  # Agent Skills: published, scanned, pinned, and their well-known discovery
     path("", include("limits.api.urls")),  # limits and quarantines of the gateway's traffic
     *app_urls("catalog"),
     *app_urls("search"),  # before agents: `api/agents/discover/semantic` is search's

@@ -9,6 +9,7 @@ top-level folder (`pdf-tools/SKILL.md`, ...), or the archive's root when SKILL.m
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import tarfile
@@ -140,3 +141,17 @@ def _folder_of(members) -> SkillFiles:
         if SKILL_MD in inside:
             return SkillFiles(folder, inside)
     raise ArchiveRefused("skill_md_at_root", "SKILL.md must sit at the root of the skill's folder.")
+
+
+def packed(files: dict[str, bytes]) -> bytes:
+    """A skill's files as the .tar.gz the registry serves (the well-known index's `archive`): the files at
+    the archive's root, sorted by path, with no owner, time or host in it, so the same files always give
+    the same bytes, and the same digest."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        for path in sorted(files):
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime, info.uid, info.gid = len(files[path]), 0, 0, 0
+            info.mode = 0o755 if path.startswith("scripts/") else 0o644
+            archive.addfile(info, io.BytesIO(files[path]))
+    return gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)

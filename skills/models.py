@@ -48,6 +48,7 @@ class SkillVersion(models.Model):
 
     skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="versions")
     digest = models.CharField(max_length=64)
+    archive_sha256 = models.CharField(max_length=64)  # of the .tar.gz the registry serves (archives.packed)
     files = models.JSONField(default=list)
     frontmatter = models.JSONField(default=dict)
     findings = models.JSONField(default=list, blank=True)

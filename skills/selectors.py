@@ -3,6 +3,8 @@ from every listing and 404 on every read. Every read serves the approved version
 
 from __future__ import annotations
 
+import hashlib
+
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from core.visibility import visible_rows
@@ -24,12 +26,24 @@ def skill_seen(principal, skill_path: str) -> Skill:
 
 
 def approved_file(skill: Skill, file_path: str) -> SkillFile:
+    """A file of the skill's approved version, its bytes checked against their approved digest."""
     found = None
     if skill.approved_id is not None:
         found = SkillFile.objects.filter(version_id=skill.approved_id, path=file_path).first()
     if found is None:
         raise ApiError(404, ErrorCode.NOT_FOUND, f"{skill.path} has no file {file_path[:200]!r}.")
+    verified(bytes(found.content), found.sha256)
     return found
+
+
+def verified(data: bytes, sha256: str) -> bytes:
+    """`data`, when it still has the digest it was approved with: a row changed behind the registry's back
+    is never served (409)."""
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ApiError(
+            409, ErrorCode.CONFLICT, "This skill's stored files no longer match their approved digests."
+        )
+    return data
 
 
 def skill_shown(skill: Skill, *, versions: bool = False) -> dict:

@@ -6,6 +6,8 @@ surface serves the approved one. Each publication and removal is audited."""
 
 from __future__ import annotations
 
+import hashlib
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -51,6 +53,7 @@ def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility
         version = SkillVersion.objects.create(
             skill=skill,
             digest=digest,
+            archive_sha256=hashlib.sha256(archives.packed(read.files)).hexdigest(),
             files=listing,
             frontmatter=frontmatter,
             findings=findings,
