@@ -52,6 +52,7 @@ class SkillVersion(models.Model):
     files = models.JSONField(default=list)
     frontmatter = models.JSONField(default=dict)
     findings = models.JSONField(default=list, blank=True)
+    attestation = models.TextField(blank=True)  # the registry's signed JWS of its scan (core/attestations.py)
     status = models.CharField(max_length=16, choices=VersionStatus.choices, db_index=True)
     source_ref = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -63,6 +64,7 @@ class SkillVersion(models.Model):
     class Meta:
         ordering = ["skill_id", "-created_at"]
         constraints = [models.UniqueConstraint(fields=["skill", "digest"], name="skill_version_once")]
+        indexes = [models.Index(fields=["digest"]), models.Index(fields=["archive_sha256"])]
 
     def __str__(self) -> str:
         return f"{self.skill.path}@{self.digest[:12]}"

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
+from django.db.models import Q
+
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from core.visibility import visible_rows
-from skills.models import Skill, SkillFile
+from skills.models import Skill, SkillFile, SkillVersion
+
+ATTESTATION_META = f"io.{settings.REGISTRY_NAMESPACE}/attestation"
 
 
 def skills_visible(principal):
@@ -67,6 +72,7 @@ def skill_shown(skill: Skill, *, versions: bool = False) -> dict:
             "worst": _worst(approved.findings) if approved else None,
             "findings": approved.findings if approved else [],
         },
+        "_meta": {ATTESTATION_META: {"attestation": approved.attestation}} if approved else {},
         "updated_at": skill.updated_at.isoformat(),
     }
     if versions:
@@ -87,3 +93,13 @@ def _worst(findings):
     from servers.scanning import worst
 
     return worst(findings)
+
+
+def attested(sha256: str) -> SkillVersion:
+    """The version of a skill a content digest names (its files' set or its archive), for
+    `GET /api/attestations/<sha256>`: its attestation is a public statement about content, so it is
+    found by anyone who holds the digest, the content itself staying behind the visibility rule."""
+    found = SkillVersion.objects.filter(Q(digest=sha256) | Q(archive_sha256=sha256)).first()
+    if found is None or not found.attestation:
+        raise ApiError(404, ErrorCode.NOT_FOUND, f"The registry attested no content of digest {sha256[:64]}.")
+    return found

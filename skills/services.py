@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import hashlib
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services import audit_event_record
+from core import attestations
 from core.errors import ApiError, ErrorCode
+from core.timestamps import rfc3339
 from core.visibility import Visibility
 from servers import scanning
 from skills import archives
@@ -48,15 +51,17 @@ def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility
         if known is not None:
             return skill, known, False
         findings = scan_files(read.files)
+        archive_sha256 = hashlib.sha256(archives.packed(read.files)).hexdigest()
         first = skill.approved_id is None and not skill.versions.exists()
         status = VersionStatus.APPROVED if first and not scanning.holds(findings) else VersionStatus.PENDING
         version = SkillVersion.objects.create(
             skill=skill,
             digest=digest,
-            archive_sha256=hashlib.sha256(archives.packed(read.files)).hexdigest(),
+            archive_sha256=archive_sha256,
             files=listing,
             frontmatter=frontmatter,
             findings=findings,
+            attestation=attestation_of(digest, archive_sha256, listing, findings),
             status=status,
             decided_at=timezone.now() if status == VersionStatus.APPROVED else None,
         )
@@ -84,6 +89,27 @@ def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility
             },
         )
     return skill, version, True
+
+
+def attestation_of(digest: str, archive_sha256: str, listing: list[dict], findings: list[dict]) -> str:
+    """The registry's signed statement of what it scanned in a version and what it found
+    (core/attestations.py): every digest a client may hold, the verdict, when, with what, under which
+    policy."""
+    return attestations.sign(
+        {
+            "sub": f"sha256:{digest}",
+            "digests": {
+                "set": f"sha256:{digest}",
+                "archive": f"sha256:{archive_sha256}",
+                "files": {entry["path"]: f"sha256:{entry['sha256']}" for entry in listing},
+            },
+            "verdict": scanning.verdict([findings]),
+            "scanned_at": rfc3339(timezone.now()),
+            "scanner": f"{scanning.SCANNER}+registry-skills",
+            "scanner_version": scanning.scanner_version(),
+            "policy": {"high_holds": settings.TOOL_SCAN_HIGH_HOLDS, "rules": scanning.rule_set_ref()},
+        }
+    )
 
 
 def _approve(skill: Skill, version: SkillVersion, frontmatter: dict) -> None:

@@ -6,6 +6,12 @@ app_name = "skills-api"
 
 urlpatterns = [
     path("api/skills", views.SkillListView.as_view(), name="list"),
+    path("api/attestations/keys", views.AttestationKeysView.as_view(), name="attestation-keys"),
+    re_path(
+        r"^api/attestations/(?P<sha256>(sha256:)?[0-9a-fA-F]{64})$",
+        views.AttestationView.as_view(),
+        name="attestation",
+    ),
     re_path(
         r"^api/skills/(?P<skill_path>[a-z0-9-]+)/files/(?P<file_path>.+)$",
         views.SkillFileView.as_view(),

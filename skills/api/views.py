@@ -5,19 +5,22 @@ naming it (`rule`)."""
 
 import mimetypes
 
+import jwt
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from rest_framework.parsers import MultiPartParser
+from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
+from core import attestations
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
 from core.visibility import Visibility
 from skills.archives import ArchiveRefused
 from skills.rules import SkillRefused
-from skills.selectors import approved_file, skill_seen, skill_shown, skills_visible
+from skills.selectors import approved_file, attested, skill_seen, skill_shown, skills_visible
 from skills.services import skill_delete, skill_publish
 
 SKILL_PATH = path_parameter("skill_path", "the skill's path, e.g. pdf-tools")
@@ -97,4 +100,32 @@ class SkillFileView(SkillsView):
         response["ETag"] = f'"{stored.sha256}"'
         response["Content-Disposition"] = "inline" if kind.startswith("text/") else "attachment"
         response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+class AttestationView(APIView):
+    """GET: the registry's signed attestation of the content with this sha256 (a skill version's file set
+    or archive), and what it says; verify it with the keys at /api/attestations/keys."""
+
+    permission_classes = [AllowAny]
+    authentication_classes = []
+
+    @documented(errors=(404,))
+    def get(self, request, sha256):
+        version = attested(sha256.removeprefix("sha256:").lower())
+        claims = jwt.decode(version.attestation, options={"verify_signature": False})
+        return Response({"attestation": version.attestation, "claims": claims})
+
+
+class AttestationKeysView(APIView):
+    """GET: the attestation keys, a JWK Set (every key still trusted, the newest signing)."""
+
+    permission_classes = [AllowAny]
+    authentication_classes = []
+
+    @documented(errors=())
+    def get(self, request):
+        response = Response(attestations.jwks())
+        response["Cache-Control"] = "public, max-age=300"
+        response["Access-Control-Allow-Origin"] = "*"
         return response
