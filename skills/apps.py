@@ -11,6 +11,8 @@ class SkillsConfig(AppConfig):
 
     def ready(self):
         from core.targets import TARGETS, TargetKind
+        from skills.listing import dashboard_section
         from skills.models import Skill
 
         TARGETS.exists[TargetKind.SKILL] = lambda path: Skill.objects.filter(path=path).exists()
+        TARGETS.dashboard_sections.append(dashboard_section)

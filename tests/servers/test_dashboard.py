@@ -223,14 +223,14 @@ def test_the_dashboard_costs_the_same_queries_for_2_or_40_servers(
     )
     client.force_login(member("uma", "ops"))
     ServerFactory.create_batch(2)
-    # the servers' tools come in one more query, the virtual servers' section asks one, and the tool
-    # changes awaiting the operator's approval one; the first page reads the limits' snapshot (two), which
-    # the process keeps until a limit or quarantine changes
-    with django_assert_max_num_queries(10):
+    # the servers' tools come in one more query, the virtual servers' and the skills' sections ask one
+    # each, and the tool changes awaiting the operator's approval one; the first page reads the limits'
+    # snapshot (two), which the process keeps until a limit or quarantine changes
+    with django_assert_max_num_queries(11):
         assert html(client.get("/")).count('class="server-row') == 2
 
     ServerFactory.create_batch(38)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):
         assert html(client.get("/")).count('class="server-row') == 40
 
 

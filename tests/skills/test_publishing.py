@@ -6,6 +6,7 @@ one is served, and a skill nobody else may see absent from every read."""
 
 import hashlib
 import io
+import re
 import tarfile
 import zipfile
 
@@ -191,3 +192,16 @@ def test_an_administrator_approves_the_waiting_version_in_the_console_and_it_is_
     assert decided.status_code == 302
     assert served == changed["references/forms.md"]
     assert AuditEvent.objects.filter(action="skill.approve").count() == 1
+
+
+def test_the_dashboard_has_a_skills_section_of_what_the_caller_may_see(author, client, member):
+    publish(author, tar_gz(FILES))
+    notes = FILES["SKILL.md"].replace(b"pdf-tools", b"notes")
+    publish(author, tar_gz({"SKILL.md": notes}, folder="notes"), visibility="private")
+    mine = author.get("/").content.decode()
+    client.force_login(member("bob", "nobody"))
+    theirs = client.get("/").content.decode()
+
+    assert re.findall(r'<tr class="skill-row" data-skill="([^"]+)">', mine) == ["/notes", "/pdf-tools"]
+    assert re.findall(r'<tr class="skill-row" data-skill="([^"]+)">', theirs) == ["/pdf-tools"]
+    assert '<span class="badge" data-skill-scan>clean</span>' in mine
