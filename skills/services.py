@@ -2,14 +2,14 @@
 checked by the agentskills rules (skills/rules.py) and every file scanned (skills/scanning.py). A skill's
 first version is approved as it is, as registering a server approves the tools it offers then, unless the
 scan holds it; a later version with another digest waits for an operator's approval, and meanwhile every
-surface serves the approved one. Each publication and removal is audited."""
+surface serves the approved one. Each publication, approval, block and removal is audited."""
 
 from __future__ import annotations
 
 import hashlib
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.choices import AuditAction
@@ -34,6 +34,19 @@ def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility
     listing = read.listing()
     digest = archives.digest_of(listing)
     path = f"/{frontmatter['name']}"
+    findings = scan_files(read.files)  # before any row is locked: a scan takes its time
+    archive_sha256 = hashlib.sha256(archives.packed(read.files)).hexdigest()
+    try:
+        return _stored(
+            actor, principal, read, frontmatter, listing, digest, path, findings, archive_sha256, visibility
+        )
+    except IntegrityError:  # the same skill or version published at the same moment by another request
+        raise ApiError(
+            409, ErrorCode.CONFLICT, f"{path} was being published at the same moment; try again."
+        ) from None
+
+
+def _stored(actor, principal, read, frontmatter, listing, digest, path, findings, archive_sha256, visibility):
     with transaction.atomic():
         skill = Skill.objects.select_for_update().filter(path=path).first()
         if skill is not None and not _may_change(principal, skill):
@@ -50,8 +63,6 @@ def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility
         known = skill.versions.filter(digest=digest).first()
         if known is not None:
             return skill, known, False
-        findings = scan_files(read.files)
-        archive_sha256 = hashlib.sha256(archives.packed(read.files)).hexdigest()
         first = skill.approved_id is None and not skill.versions.exists()
         status = VersionStatus.APPROVED if first and not scanning.holds(findings) else VersionStatus.PENDING
         version = SkillVersion.objects.create(
