@@ -1,7 +1,7 @@
-"""The skills API (/api/skills...): publish a skill from an archive (multipart `archive`: a .tar.gz or .zip
-of its folder), list and read the skills the caller may see, download each approved file, remove one's
-own. Refusals in the one error format; a broken rule of agentskills.io or of the archive reader is a 400
-naming it (`rule`)."""
+"""The skills API (/api/skills..., and the same under /api/internal/skills for deployment scripts): publish
+a skill from an archive (multipart `archive`: a .tar.gz or .zip of its folder), list and read the skills
+the caller may see, download each approved file, remove one's own. Refusals in the one error format; a
+broken rule of agentskills.io or of the archive reader is a 400 naming it (`rule`)."""
 
 import mimetypes
 
@@ -13,7 +13,13 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
+from accounts.api.permissions import IsRegistryAdmin
+from accounts.authentication import (
+    BearerAuthentication,
+    InternalBasicAuthentication,
+    RegistrySessionAuthentication,
+    principal_of,
+)
 from core import attestations
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
@@ -45,7 +51,7 @@ class SkillListView(SkillsView):
     )
     def post(self, request):
         principal = principal_of(request)
-        if principal.user is None or not principal.is_authenticated:
+        if not principal.is_authenticated or (principal.user is None and not principal.is_admin):
             raise ApiError(401, ErrorCode.NOT_AUTHENTICATED, "Publishing a skill needs a signed-in user.")
         upload = request.FILES.get("archive")
         if upload is None:
@@ -101,6 +107,20 @@ class SkillFileView(SkillsView):
         response["Content-Disposition"] = "inline" if kind.startswith("text/") else "attachment"
         response["X-Content-Type-Options"] = "nosniff"
         return response
+
+
+class InternalSkillListView(SkillListView):
+    """The same, on the internal administration API (HTTP Basic against ADMIN_USER / ADMIN_PASSWORD)."""
+
+    authentication_classes = [InternalBasicAuthentication]
+    permission_classes = [IsRegistryAdmin]
+
+
+class InternalSkillDetailView(SkillDetailView):
+    """The same, on the internal administration API (HTTP Basic against ADMIN_USER / ADMIN_PASSWORD)."""
+
+    authentication_classes = [InternalBasicAuthentication]
+    permission_classes = [IsRegistryAdmin]
 
 
 class AttestationView(APIView):

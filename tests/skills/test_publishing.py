@@ -205,3 +205,27 @@ def test_the_dashboard_has_a_skills_section_of_what_the_caller_may_see(author, c
     assert re.findall(r'<tr class="skill-row" data-skill="([^"]+)">', mine) == ["/notes", "/pdf-tools"]
     assert re.findall(r'<tr class="skill-row" data-skill="([^"]+)">', theirs) == ["/pdf-tools"]
     assert '<span class="badge" data-skill-scan>clean</span>' in mine
+
+
+def test_the_internal_api_publishes_and_removes_a_skill_for_deployment_scripts(client, settings):
+    import base64
+
+    settings.ADMIN_USER, settings.ADMIN_PASSWORD = "ops", "an internal secret"
+    ops = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"ops:an internal secret").decode()}
+    wrong = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"ops:guess").decode()}
+    upload = io.BytesIO(tar_gz(FILES))
+    upload.name = "pdf-tools.tar.gz"
+
+    refused = client.get("/api/internal/skills", **wrong)
+    published = client.post("/api/internal/skills", {"archive": upload}, **ops)
+    listed = client.get("/api/internal/skills", **ops).json()["skills"]
+    removed = client.delete("/api/internal/skills/pdf-tools", **ops)
+
+    assert refused.status_code == 401
+    assert published.status_code == 201 and published.json()["published"]["status"] == "approved"
+    assert [skill["path"] for skill in listed] == ["/pdf-tools"]
+    assert removed.status_code == 204 and not Skill.objects.exists()
+    assert list(AuditEvent.objects.order_by("id").values_list("action", flat=True)) == [
+        "skill.publish",
+        "skill.delete",
+    ]
