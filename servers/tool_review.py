@@ -83,9 +83,19 @@ def marked(old: str, new: str) -> tuple[SafeString, SafeString]:
 
 def diff_table(change: ToolChange) -> str:
     """Every pinned field the change touches: its name, then the approved value and the value now."""
+    fields = field_diff(change.old_definition, change.new_definition, change.subject)
+    return diff_sections(
+        (name, None if old is None else _text(old), None if new is None else _text(new))
+        for name, old, new in fields
+    )
+
+
+def diff_sections(pairs) -> str:
+    """(name, approved text or None, text now or None) for each thing that changed (a tool's field, a
+    skill's file), each shown old beside new, marked, wrapped at any width; None reads "(absent)"."""
     sections = []
-    for name, old, new in field_diff(change.old_definition, change.new_definition, change.subject):
-        old_html, new_html = marked(_text(old), _text(new))
+    for name, old, new in pairs:
+        old_html, new_html = marked(old or "", new or "")
         sections.append(
             format_html(
                 '<section class="tool-diff-field" data-field="{}"><h3>{}</h3><div class="tool-diff-pair">'

@@ -7,10 +7,11 @@ from django.utils.safestring import mark_safe
 
 from core.admin import ReadOnlyModelAdmin
 from servers import scanning
-from servers.tool_review import findings_table
+from servers.tool_review import diff_sections, findings_table
 from skills import services
 from skills.choices import VersionStatus
 from skills.models import Skill, SkillVersion
+from skills.selectors import file_changes
 
 
 @admin.register(Skill)
@@ -38,6 +39,7 @@ class SkillVersionAdmin(ReadOnlyModelAdmin):
         "digest",
         "status",
         "file_table",
+        "changes",
         "scan_findings",
         "created_at",
         "decided_by",
@@ -64,6 +66,15 @@ class SkillVersionAdmin(ReadOnlyModelAdmin):
             '<tr><th scope="col">path</th><th scope="col">bytes</th><th scope="col">sha256</th></tr>'
         )
         return format_html('<table class="scan-findings">{}{}</table>', head, rows)
+
+    @admin.display(description="what changed")
+    def changes(self, obj: SkillVersion) -> str:
+        """Each file that differs from the approved version's, old beside new (servers/tool_review.py)."""
+        approved = obj.skill.approved
+        if approved is None or approved.pk == obj.pk:
+            return "Nothing to compare: no other version is approved."
+        changed = file_changes(approved, obj)
+        return diff_sections(changed) if changed else "No file differs."
 
     @admin.display(description="scan findings")
     def scan_findings(self, obj: SkillVersion) -> str:

@@ -103,3 +103,26 @@ def attested(sha256: str) -> SkillVersion:
     if found is None or not found.attestation:
         raise ApiError(404, ErrorCode.NOT_FOUND, f"The registry attested no content of digest {sha256[:64]}.")
     return found
+
+
+def file_changes(approved: SkillVersion, version: SkillVersion) -> list[tuple[str, str | None, str | None]]:
+    """(path, its text in `approved` or None, its text in `version` or None) for each file that differs
+    between two versions; a file that is not text reads as its size and digest."""
+    old = {entry["path"]: entry["sha256"] for entry in approved.files}
+    new = {entry["path"]: entry["sha256"] for entry in version.files}
+    changed = sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
+    contents = {
+        (row.version_id, row.path): bytes(row.content)
+        for row in SkillFile.objects.filter(version__in=[approved, version], path__in=changed)
+    }
+
+    def text(owner: SkillVersion, path: str) -> str | None:
+        data = contents.get((owner.pk, path))
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return f"(not text: {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()})"
+
+    return [(path, text(approved, path), text(version, path)) for path in changed]

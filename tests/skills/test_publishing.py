@@ -189,6 +189,8 @@ def test_an_administrator_approves_the_waiting_version_in_the_console_and_it_is_
     served = author.get("/api/skills/pdf-tools/files/references/forms.md").content
 
     assert hashlib.sha256(changed["references/forms.md"]).hexdigest() in page
+    assert '<section class="tool-diff-field" data-field="references/forms.md">' in page
+    assert "<ins>any </ins>" in page or "<ins>any</ins>" in page
     assert decided.status_code == 302
     assert served == changed["references/forms.md"]
     assert AuditEvent.objects.filter(action="skill.approve").count() == 1
