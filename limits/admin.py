@@ -13,6 +13,12 @@ from limits.selectors import limit_in_words
 from limits.services import limit_remove, limit_set, quarantine_lift, quarantine_set
 
 
+def _window_field(per: str) -> forms.IntegerField:
+    return forms.IntegerField(
+        required=False, min_value=1, label=f"Calls a {per}", help_text="Empty: no such window."
+    )
+
+
 class LimitForm(forms.ModelForm):
     """A limit in plain fields: how many calls per second, minute, hour and day (any of them), and what
     counts, ticked; the one rule (limits/rules.py) judges the result as it judges the internal API's."""
@@ -24,12 +30,10 @@ class LimitForm(forms.ModelForm):
         help_text="What each window counts (listing and session upkeep never count).",
     )
 
-    per_second, per_minute, per_hour, per_day = (
-        forms.IntegerField(
-            required=False, min_value=1, label=f"Calls a {per}", help_text="Empty: no such window."
-        )
-        for per in WINDOWS
-    )
+    per_second = _window_field("second")
+    per_minute = _window_field("minute")
+    per_hour = _window_field("hour")
+    per_day = _window_field("day")
 
     class Meta:
         model = Limit

@@ -11,6 +11,7 @@ from django.db.models import Q
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from core.visibility import visible_rows
+from servers.scanning import worst
 from skills.models import Skill, SkillFile, SkillVersion
 
 ATTESTATION_META = f"io.{settings.REGISTRY_NAMESPACE}/attestation"
@@ -69,7 +70,7 @@ def skill_shown(skill: Skill, *, versions: bool = False) -> dict:
         "digest": approved.digest if approved else None,
         "files": approved.files if approved else [],
         "scan": {
-            "worst": _worst(approved.findings) if approved else None,
+            "worst": worst(approved.findings) if approved else None,
             "findings": approved.findings if approved else [],
         },
         "_meta": {ATTESTATION_META: {"attestation": approved.attestation}} if approved else {},
@@ -81,18 +82,12 @@ def skill_shown(skill: Skill, *, versions: bool = False) -> dict:
                 "digest": version.digest,
                 "status": version.status,
                 "files": len(version.files),
-                "worst": _worst(version.findings),
+                "worst": worst(version.findings),
                 "created_at": version.created_at.isoformat(),
             }
             for version in skill.versions.all()
         ]
     return shown
-
-
-def _worst(findings):
-    from servers.scanning import worst
-
-    return worst(findings)
 
 
 def attested(sha256: str) -> SkillVersion:

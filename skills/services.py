@@ -7,6 +7,7 @@ surface serves the approved one. Each publication, approval, block and removal i
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -26,30 +27,50 @@ from skills.rules import frontmatter_of
 from skills.scanning import scan_files
 
 
-def skill_publish(*, actor, principal, data: bytes, visibility: str = Visibility.PUBLIC):
-    """A version of a skill from an archive's bytes: (the skill, the version, whether it is new).
-    ArchiveRefused and SkillRefused name the rule a hostile or malformed archive breaks."""
+@dataclass(frozen=True)
+class _Candidate:
+    """A version as read, checked and scanned before any row is locked (a scan takes its time)."""
+
+    read: archives.SkillFiles
+    frontmatter: dict
+    listing: list[dict]
+    digest: str
+    findings: list[dict]
+    archive_sha256: str
+
+    @property
+    def path(self) -> str:
+        return f"/{self.frontmatter['name']}"
+
+
+def skill_publish(*, actor, data: bytes, visibility: str = Visibility.PUBLIC):
+    """A version of a skill from an archive's bytes, published by `actor` (the caller's Principal): (the
+    skill, the version, whether it is new). ArchiveRefused and SkillRefused name the rule a hostile or
+    malformed archive breaks."""
     read = archives.read_archive(data)
-    frontmatter = frontmatter_of(read.files[archives.SKILL_MD], read.folder)
     listing = read.listing()
-    digest = archives.digest_of(listing)
-    path = f"/{frontmatter['name']}"
-    findings = scan_files(read.files)  # before any row is locked: a scan takes its time
-    archive_sha256 = hashlib.sha256(archives.packed(read.files)).hexdigest()
+    candidate = _Candidate(
+        read=read,
+        frontmatter=frontmatter_of(read.files[archives.SKILL_MD], read.folder),
+        listing=listing,
+        digest=archives.digest_of(listing),
+        findings=scan_files(read.files),
+        archive_sha256=hashlib.sha256(archives.packed(read.files)).hexdigest(),
+    )
     try:
-        return _stored(
-            actor, principal, read, frontmatter, listing, digest, path, findings, archive_sha256, visibility
-        )
+        return _stored(actor, candidate, visibility)
     except IntegrityError:  # the same skill or version published at the same moment by another request
         raise ApiError(
-            409, ErrorCode.CONFLICT, f"{path} was being published at the same moment; try again."
+            409, ErrorCode.CONFLICT, f"{candidate.path} was being published at the same moment; try again."
         ) from None
 
 
-def _stored(actor, principal, read, frontmatter, listing, digest, path, findings, archive_sha256, visibility):
+def _stored(actor, candidate: _Candidate, visibility: str):
+    path, frontmatter, digest = candidate.path, candidate.frontmatter, candidate.digest
+    listing, findings, archive_sha256 = candidate.listing, candidate.findings, candidate.archive_sha256
     with transaction.atomic():
         skill = Skill.objects.select_for_update().filter(path=path).first()
-        if skill is not None and not _may_change(principal, skill):
+        if skill is not None and not _may_change(actor, skill):
             raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"{path} is another user's skill.")
         if skill is None:
             skill = Skill.objects.create(
@@ -57,7 +78,7 @@ def _stored(actor, principal, read, frontmatter, listing, digest, path, findings
                 name=frontmatter["name"],
                 description=frontmatter["description"].strip(),
                 visibility=visibility,
-                owner=principal.user,
+                owner=actor.user,
                 source=Source.UPLOAD,
             )
         known = skill.versions.filter(digest=digest).first()
@@ -82,7 +103,7 @@ def _stored(actor, principal, read, frontmatter, listing, digest, path, findings
                 path=entry["path"],
                 size=entry["size"],
                 sha256=entry["sha256"],
-                content=read.files[entry["path"]],
+                content=candidate.read.files[entry["path"]],
             )
             for entry in listing
         )
@@ -172,8 +193,9 @@ def skill_version_block(*, actor, version: SkillVersion) -> None:
         )
 
 
-def skill_delete(*, actor, principal, skill: Skill) -> None:
-    if not _may_change(principal, skill):
+def skill_delete(*, actor, skill: Skill) -> None:
+    """Remove a skill, by its owner or an administrator (`actor`: the caller's Principal)."""
+    if not _may_change(actor, skill):
         raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"{skill.path} is another user's skill.")
     path = skill.path
     with transaction.atomic():

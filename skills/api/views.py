@@ -64,12 +64,7 @@ class SkillListView(SkillsView):
                 400, ErrorCode.BAD_REQUEST, f"visibility is one of {', '.join(Visibility.values)}."
             )
         try:
-            skill, version, new = skill_publish(
-                actor=principal,
-                principal=principal,
-                data=upload.read(),
-                visibility=visibility,
-            )
+            skill, version, new = skill_publish(actor=principal, data=upload.read(), visibility=visibility)
         except (ArchiveRefused, SkillRefused) as refused:
             raise ApiError(400, ErrorCode.BAD_REQUEST, f"{refused.rule}: {refused}") from None
         shown = {
@@ -89,7 +84,7 @@ class SkillDetailView(SkillsView):
     @documented(parameters=[SKILL_PATH], responses={204: None}, errors=(401, 403, 404))
     def delete(self, request, skill_path):
         principal = principal_of(request)
-        skill_delete(actor=principal, principal=principal, skill=skill_seen(principal, skill_path))
+        skill_delete(actor=principal, skill=skill_seen(principal, skill_path))
         return Response(status=204)
 
 
