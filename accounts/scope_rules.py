@@ -35,6 +35,9 @@ KNOWN_METHODS = (
     "prompts/get",
     "completion/complete",
     "logging/setLevel",
+    "skills/list",  # the MCP skills extension (SEP-2640)
+    "skills/get",
+    "resources/directory/read",
 )
 # The session's own messages in the MCP revisions from 2025-03-26 to 2026-07-28: who may `initialize` a
 # server may send them (the rule is applied by gateway/jsonrpc.py).

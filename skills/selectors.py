@@ -13,6 +13,7 @@ from core.validators import normalize_path
 from core.visibility import visible_rows
 from servers.scanning import worst
 from skills.models import Skill, SkillFile, SkillVersion
+from skills.over_mcp import Served
 
 ATTESTATION_META = f"io.{settings.REGISTRY_NAMESPACE}/attestation"
 
@@ -121,3 +122,29 @@ def file_changes(approved: SkillVersion, version: SkillVersion) -> list[tuple[st
             return f"(not text: {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()})"
 
     return [(path, text(approved, path), text(version, path)) for path in changed]
+
+
+def served_over_mcp(skill_ids, principal) -> Served:
+    """The skills among `skill_ids` that `principal` may see, with their approved versions, as the MCP
+    skills extension serves them (skills/over_mcp.py): by path, a skill with no approved version left out."""
+    served = Served()
+    rows = (
+        skills_visible(principal)
+        .filter(pk__in=list(skill_ids), approved__isnull=False)
+        .select_related(None)
+        .select_related("approved")
+        .order_by("path")
+        .only("pk", "path", "approved__frontmatter", "approved__files")
+    )
+    for skill in rows:
+        served.add(skill.pk, skill.path, skill.approved.frontmatter, skill.approved.files)
+    return served
+
+
+def approved_bytes(skill_pk: int, file_path: str) -> bytes:
+    """A file of the approved version of the skill `skill_pk`, checked against its digest (ApiError 404
+    when there is no such file, 409 when its bytes changed behind the registry's back)."""
+    skill = Skill.objects.only("pk", "path", "approved_id").filter(pk=skill_pk).first()
+    if skill is None:
+        raise ApiError(404, ErrorCode.NOT_FOUND, "That skill is gone.")
+    return bytes(approved_file(skill, file_path).content)

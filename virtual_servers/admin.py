@@ -1,7 +1,8 @@
-"""Virtual servers in the operator console (administrators only): a definition's own fields and its
-members, one row of plain fields each (virtual_servers/member_forms.py), checked by the one rule and saved
-through the services, so the console validates and audits exactly like the API. The page lists the tools
-clients see and those a member carries that collide with another's, left out by the gateway."""
+"""Virtual servers in the operator console (administrators only): a definition's own fields, its members
+(one row of plain fields each: virtual_servers/member_forms.py) and the skills it serves, checked by the
+one rule and saved through the services, so the console validates and audits exactly like the API. The
+page lists the tools clients see and those a member carries that collide with another's, left out by the
+gateway."""
 
 from django import forms
 from django.contrib import admin
@@ -25,7 +26,7 @@ from virtual_servers.services import (
 class VirtualServerForm(forms.ModelForm):
     class Meta:
         model = VirtualServer
-        fields = ("path", "name", "description", "is_enabled")
+        fields = ("path", "name", "description", "is_enabled", "skills")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -62,6 +63,7 @@ class VirtualServerForm(forms.ModelForm):
             "description": data.get("description", ""),
             "is_enabled": data.get("is_enabled", False),
             "members": data.get("members"),
+            "skills": [skill.path for skill in data.get("skills") or []],
         }
 
     def _post_clean(self):
@@ -89,6 +91,7 @@ class VirtualServerAdmin(ConsoleModelAdmin):
     list_filter = ("is_enabled",)
     search_fields = ("path", "name")
     readonly_fields = ("tools_clients_see", "left_out_tools")
+    filter_horizontal = ("skills",)
 
     @admin.display(description="Tools clients see")
     def tools_clients_see(self, obj):

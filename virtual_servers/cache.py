@@ -1,12 +1,13 @@
 """The per-process cache of virtual servers as the gateway routes them (core/epochs.py): which virtual
 server a gateway path names, with its members and the tools their servers are known to offer. Any save
-or delete of a virtual server or a member, and any change of a server that a route holds or its removal,
-moves the epoch. Known tools follow tool discovery within the cache's age bound (EPOCH_CACHE_TTL_SECONDS);
-the names a session's last list showed are used meanwhile (gateway/virtual/answers.py)."""
+or delete of a virtual server, a member or a skill, and any change of a server that a route holds or its
+removal, moves the epoch. Known tools follow tool discovery within the cache's age bound
+(EPOCH_CACHE_TTL_SECONDS); the names a session's last list showed are used meanwhile
+(gateway/virtual/answers.py)."""
 
 from __future__ import annotations
 
-from django.db.models.signals import post_delete, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from core.epochs import EpochCache
 from servers.cache import LISTINGS
@@ -33,6 +34,7 @@ def _server_saved(sender, instance, update_fields=None, **kwargs) -> None:
 def connect() -> None:
     """Called once from VirtualServersConfig.ready()."""
     from servers.models import Server
+    from skills.models import Skill, SkillVersion
     from virtual_servers.models import VirtualMember, VirtualServer
 
     for model in (VirtualServer, VirtualMember):
@@ -42,5 +44,11 @@ def connect() -> None:
         post_delete.connect(
             _definition_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}"
         )
+    m2m_changed.connect(
+        _definition_changed, sender=VirtualServer.skills.through, dispatch_uid="virtual-cache-skills"
+    )
+    for model in (Skill, SkillVersion):  # the skills a virtual server serves (gateway/virtual/skills.py)
+        post_save.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}")
+        post_delete.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}")
     post_save.connect(_server_saved, sender=Server, dispatch_uid="virtual-cache-server-save")
     post_delete.connect(_changed, sender=Server, dispatch_uid="virtual-cache-server-delete")

@@ -6,12 +6,19 @@ from core.validators import PATH_MAX_LENGTH, validate_registry_path
 
 class VirtualServer(models.Model):
     """One MCP URL of the gateway (`<gateway>/<path>/mcp`) carrying what its members choose of their
-    servers. Its path shares the namespace of server paths: no server may hold it too."""
+    servers, and the registry's skills it serves. Its path shares the namespace of server paths: no server
+    may hold it too."""
 
     path = models.CharField(max_length=PATH_MAX_LENGTH, unique=True, validators=[validate_registry_path])
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     is_enabled = models.BooleanField(default=True)
+    skills = models.ManyToManyField(
+        "skills.Skill",
+        blank=True,
+        related_name="virtual_servers",
+        help_text="skills it serves by the MCP skills extension (gateway/virtual/skills.py)",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -163,11 +163,16 @@ def member_problems(index: int, member, servers: dict, schemas_of) -> tuple[dict
     return problems, normal
 
 
-def definition_problems(members, servers: dict, schemas_of) -> tuple[dict[str, str], list[dict]]:
+def definition_problems(
+    members, servers: dict, schemas_of, *, serves_skills: bool = False
+) -> tuple[dict[str, str], list[dict]]:
     """Problems of a whole member list (each member, then keys, servers and names clients see across
-    members) and the members normalized."""
+    members) and the members normalized. A virtual server that serves skills may have no member."""
+    if serves_skills and members in (None, []):
+        return {}, []
     if not isinstance(members, list) or not 1 <= len(members) <= MAX_MEMBERS:
-        return {"members": f"A virtual server has 1 to {MAX_MEMBERS} members."}, []
+        fewest = 0 if serves_skills else 1
+        return {"members": f"A virtual server has {fewest} to {MAX_MEMBERS} members."}, []
     problems, normal = {}, []
     for index, member in enumerate(members):
         found, member_normal = member_problems(index, member, servers, schemas_of)

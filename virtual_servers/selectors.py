@@ -31,6 +31,7 @@ class VirtualTarget:
     is_enabled: bool
     members: tuple[Member, ...]
     known: dict  # member key → names of the tools its server is known to offer
+    skill_ids: tuple[int, ...] = ()  # the skills it serves (gateway/virtual/skills.py)
 
     @cached_property
     def tools_by_name(self) -> dict:
@@ -84,7 +85,14 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
     ):
         known[by_server[server_id]].add(name)
     return VirtualTarget(
-        virtual.pk, virtual.path, virtual.name, virtual.description, virtual.is_enabled, members, dict(known)
+        virtual.pk,
+        virtual.path,
+        virtual.name,
+        virtual.description,
+        virtual.is_enabled,
+        members,
+        dict(known),
+        tuple(virtual.skills.values_list("pk", flat=True)),
     )
 
 
@@ -178,6 +186,7 @@ def definition_of(virtual: VirtualServer) -> dict:
             }
             for member in members
         ],
+        "skills": sorted(skill.path for skill in virtual.skills.all()),
         "health": health_of(virtual, members),
         "created_at": virtual.created_at.isoformat(),
         "updated_at": virtual.updated_at.isoformat(),
@@ -216,7 +225,9 @@ def left_out(virtual: VirtualServer, tool_names: dict[int, list[str]] | None = N
 def shown_definitions() -> list[dict]:
     """Every virtual server's definition and the tools it leaves out, by path, in three queries."""
     ordered = VirtualMember.objects.select_related("server").order_by("position")
-    virtuals = list(VirtualServer.objects.order_by("path").prefetch_related(Prefetch("members", ordered)))
+    virtuals = list(
+        VirtualServer.objects.order_by("path").prefetch_related(Prefetch("members", ordered), "skills")
+    )
     names = _tool_names({member.server_id for virtual in virtuals for member in virtual.members.all()})
     return [{**definition_of(virtual), "left_out": left_out(virtual, names)} for virtual in virtuals]
 

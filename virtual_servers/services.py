@@ -10,6 +10,7 @@ from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record
 from core.validators import normalize_path, validate_registry_path
 from servers.models import Server
+from skills.models import Skill
 from virtual_servers.models import VirtualMember, VirtualServer
 from virtual_servers.rules import DefinitionRefused, definition_problems
 from virtual_servers.selectors import schemas_of_servers, servers_by_path
@@ -50,12 +51,30 @@ def definition_checked(
     ]
     servers = servers_by_path(paths)
     schemas = schemas_of_servers(servers.values())
-    found, normal = definition_problems(members, servers, lambda server: schemas.get(server.pk))
+    skills, problem = _skills_named(definition.get("skills", None), existing)
+    if problem:
+        problems["skills"] = problem
+    found, normal = definition_problems(
+        members, servers, lambda server: schemas.get(server.pk), serves_skills=bool(skills or problem)
+    )
     problems |= found
     if problems:
         raise DefinitionRefused(problems)
     own = {"name": name.strip(), "description": description, "is_enabled": is_enabled}
-    return own, normal
+    return {**own, "skills": skills}, normal
+
+
+def _skills_named(value, existing: VirtualServer | None) -> tuple[list[Skill], str | None]:
+    """The skills a definition names by path (`skills`: a list; left out, an existing server's stay)."""
+    if value is None:
+        return (list(existing.skills.all()) if existing else []), None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value) or len(value) > 10_000:
+        return [], 'A list of skill paths, such as ["/pdf-tools"].'
+    paths = [normalize_path(item) for item in value]
+    found = {skill.path: skill for skill in Skill.objects.filter(path__in=paths)}
+    if missing := [path for path in paths if path not in found]:
+        return [], f"No skill is at {', '.join(sorted(set(missing))[:5])}."
+    return [found[path] for path in dict.fromkeys(paths)], None
 
 
 def _store_members(virtual: VirtualServer, members: list[dict]) -> None:
@@ -79,17 +98,23 @@ def _summary(members: list[dict]) -> list[str]:
     return [member["server"].path for member in members]
 
 
+def _paths(skills: list[Skill]) -> list[str]:
+    return [skill.path for skill in skills]
+
+
 def virtual_server_create(*, actor, path: str, definition: dict) -> VirtualServer:
     path = normalize_path(path)
     own, members = definition_checked(definition, path=path, existing=None)
+    skills = own.pop("skills")
     with transaction.atomic():
         virtual = VirtualServer.objects.create(path=path, created_by=actor_user(actor), **own)
         _store_members(virtual, members)
+        virtual.skills.set(skills)
         audit_event_record(
             actor=actor,
             action=AuditAction.VIRTUAL_SERVER_CREATE,
             target=f"virtual_server:{path}",
-            detail={"name": virtual.name, "members": _summary(members)},
+            detail={"name": virtual.name, "members": _summary(members), "skills": _paths(skills)},
         )
     return virtual
 
@@ -97,16 +122,23 @@ def virtual_server_create(*, actor, path: str, definition: dict) -> VirtualServe
 def virtual_server_update(*, actor, virtual: VirtualServer, definition: dict) -> VirtualServer:
     """Replace the definition (members included: a definition is always whole)."""
     own, members = definition_checked(definition, path=virtual.path, existing=virtual)
+    skills = own.pop("skills")
     with transaction.atomic():
         for field, value in own.items():
             setattr(virtual, field, value)
         virtual.save()
         _store_members(virtual, members)
+        virtual.skills.set(skills)
         audit_event_record(
             actor=actor,
             action=AuditAction.VIRTUAL_SERVER_UPDATE,
             target=f"virtual_server:{virtual.path}",
-            detail={"name": virtual.name, "members": _summary(members), "enabled": virtual.is_enabled},
+            detail={
+                "name": virtual.name,
+                "members": _summary(members),
+                "skills": _paths(skills),
+                "enabled": virtual.is_enabled,
+            },
         )
     return virtual
 

@@ -33,6 +33,7 @@ from gateway.virtual import judged as virtual_judged
 from gateway.virtual import lists as virtual_lists
 from gateway.virtual import members as virtual_members
 from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual import skills as virtual_skills
 from gateway.virtual import streams as virtual_streams
 from gateway.virtual.members import Caller, MemberFailed
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
@@ -86,7 +87,13 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         caller = await _stateless(caller, forward)
         record = caller.record
     single = forward[0] if not checked.batch and len(forward) == 1 else None
-    if single is not None and single.get("method") in ROUTED and "id" in single and record is not None:
+    if (
+        single is not None
+        and single.get("method") in ROUTED
+        and "id" in single
+        and record is not None
+        and not virtual_skills.concerns(virtual, single)
+    ):
         return await _stream(scope, receive, send, route, caller, checked, single)
     replies, opened = [], None
     for message in forward:
@@ -98,7 +105,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
             continue  # notifications are the gateway's own to take
         reply, new_session = await _reply(virtual, caller, message)
         if caller.stateless and "result" in reply:
-            reply = {**reply, "result": {**reply["result"], **STATELESS_RESULT}}
+            reply = {**reply, "result": {**STATELESS_RESULT, **reply["result"]}}
         opened = opened or new_session
         replies.append(reply)
     replies += checked.denied
@@ -124,6 +131,8 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
         return _result(request_id, {}), None
     if caller.record is None:
         return jsonrpc.error_message(request_id, jsonrpc.INVALID_REQUEST, "Send initialize first."), None
+    if virtual_skills.concerns(virtual, message):
+        return await virtual_skills.answered(virtual, caller, message), None
     if method in virtual_lists.LISTS:
         listed = await virtual_lists.merged(virtual, caller, method)
         return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
@@ -161,12 +170,16 @@ async def _open(virtual, caller: Caller, message: dict) -> tuple[str, dict]:
 def _described(virtual) -> dict:
     """What `initialize` and `server/discover` say of the virtual server: what its members carry (each
     member's list changes and resource updates reach the client on its stream: gateway/virtual/streams.py),
-    completions and log messages passed to the member they concern."""
+    completions and log messages passed to the member they concern, and the skills extension when it
+    serves skills (gateway/virtual/skills.py)."""
     capabilities = {"tools": {"listChanged": True}, "completions": {}, "logging": {}}
     if any(member.prompts.get("include") != [] for member in virtual.members):
         capabilities["prompts"] = {"listChanged": True}
     if any(carries_resources(member) for member in virtual.members):
         capabilities["resources"] = {"subscribe": True, "listChanged": True}
+    if extensions := virtual_skills.capability(virtual):  # its skills are resources too
+        capabilities.setdefault("resources", {})
+        capabilities["extensions"] = extensions
     described = {"capabilities": capabilities, "serverInfo": {"name": virtual.name, "version": "1.0.0"}}
     if virtual.description:
         described["instructions"] = virtual.description

@@ -311,3 +311,28 @@ def test_the_internal_api_manages_virtual_servers_with_the_same_rule_and_audit(c
         .order_by("pk")
         .values_list("action", flat=True)
     ) == ["virtual_server.create", "virtual_server.delete"]
+
+
+def test_a_virtual_server_serves_skills_with_no_member_and_names_no_skill_that_does_not_exist(admin_api):
+    from skills.models import Skill
+
+    Skill.objects.create(path="/pdf-tools", name="pdf-tools", description="PDFs.")
+    created = admin_api(
+        "post", "/api/virtual-servers", {"path": "/kit", "name": "Kit", "skills": ["pdf-tools"]}
+    )
+    refused = admin_api(
+        "put", "/api/virtual-servers/kit", {"name": "Kit", "skills": ["/pdf-tools", "/nothing"]}
+    )
+    emptied = admin_api("put", "/api/virtual-servers/kit", {"name": "Kit", "skills": []})
+
+    assert (created.status_code, created.json()["skills"], created.json()["members"]) == (
+        201,
+        ["/pdf-tools"],
+        [],
+    )
+    assert refused.status_code == 400
+    assert refused.json()["errors"] == {"skills": ["No skill is at /nothing."]}
+    assert emptied.status_code == 400
+    assert emptied.json()["errors"] == {"members": ["A virtual server has 1 to 50 members."]}
+    event = AuditEvent.objects.filter(target="virtual_server:/kit").order_by("pk").first()
+    assert event.detail["skills"] == ["/pdf-tools"]
