@@ -8,6 +8,7 @@ the apps below them, filled in each app's `AppConfig.ready()`:
 - `dashboard_sections`: more sections of the dashboard;
 - `discovery_headers`: the outbound headers of health checks and tool discovery (the credential resolver);
 - `token_reach`: the check of a credential narrowed to one server and chosen tools;
+- `skills_listed`: what a server's check found of its skills (the skills app mirrors what changed);
 - `upstreams`: the kinds that hold an upstream credential (servers, agents), by kind: the Connections
   page, the sign-in and the credential resolver serve every one alike.
 
@@ -59,6 +60,7 @@ class Registry:
     dashboard_sections: list[Callable] = field(default_factory=list)
     discovery_headers: Callable | None = None
     token_reach: Callable | None = None
+    skills_listed: Callable | None = None
     upstreams: dict[str, UpstreamKind] = field(default_factory=dict)
     restrictions: (
         Callable[[list[tuple[str, str, tuple[str, ...]]]], dict[str, list[tuple[str, str]]]] | None

@@ -9,12 +9,13 @@ from django.utils import timezone
 
 @dataclass
 class CheckResult:
-    """What one health check found; `tools` is None when the check could not list them, `prompts` when
-    the server offers none or they could not be listed."""
+    """What one health check found; `tools` is None when the check could not list them, `prompts` and
+    `skills` when the server offers none or they could not be listed."""
 
     status: str
     detail: str
     tools: list[dict] | None = None
     prompts: list[dict] | None = None
+    skills: list[dict] | None = None  # what the skills extension lists (servers/served_skills.py)
     checked_at: datetime = field(default_factory=timezone.now)
     elapsed_ms: int = 0

@@ -39,6 +39,7 @@ from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.pins import definition_of
+from servers.served_skills import declares_skills, listed_skills
 from servers.services import server_health_record
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
@@ -159,6 +160,18 @@ async def _list_prompts(client: Client) -> list[dict] | None:
         return None
 
 
+async def _list_skills(client: Client) -> list[dict] | None:
+    """The skills of a server that declares the skills extension (servers/served_skills.py); None when it
+    declares none or cannot list them (the check does not fail for it)."""
+    if not declares_skills(client):
+        return None
+    try:
+        return await listed_skills(client)
+    except Exception:  # noqa: BLE001 - a server's broken skills/list leaves its mirrored skills as they were
+        logger.info("skills/list failed during a health check", exc_info=True)
+        return None
+
+
 async def _whole_list(method: str, fetch, key: str, entry) -> list[dict]:
     """Every item over every page of a list method, first occurrence of a name winning."""
     items: dict[str, dict] = {}
@@ -197,6 +210,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
     watch = _HttpWatch(transport=transport)
     tools: list[dict] | None = None
     prompts: list[dict] | None = None
+    skills: list[dict] | None = None
     failure: BaseException | None = None
     try:
         with anyio.move_on_after(timeout):
@@ -205,6 +219,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
             ) as client:
                 tools = await _list_tools(client)
                 prompts = await _list_prompts(client)
+                skills = await _list_skills(client)
     except Exception as exc:  # ExceptionGroup included: anyio task groups wrap the transport's errors
         failure = exc
     elapsed = time.monotonic() - started
@@ -220,6 +235,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
         detail=clip(detail),
         tools=tools,
         prompts=prompts if tools is not None else None,
+        skills=skills if tools is not None else None,
         checked_at=timezone.now(),
         elapsed_ms=round(elapsed * 1000),
     )
@@ -334,9 +350,12 @@ def _run(coro):
             loop.close()
 
 
+def _transport_of(server: Server) -> str:
+    return Transport.SSE if server.supported_transports == [Transport.SSE] else Transport.STREAMABLE_HTTP
+
+
 def check_server(server: Server) -> CheckResult:
     """Probe a `Server` row from sync code (a Celery worker); async callers await `probe` instead."""
-    transport = Transport.SSE if server.supported_transports == [Transport.SSE] else Transport.STREAMABLE_HTTP
     timeout = float(settings.HEALTH_CHECK_TIMEOUT_SECONDS)
     try:
         headers = TARGETS.discovery_headers(server)
@@ -344,7 +363,28 @@ def check_server(server: Server) -> CheckResult:
         return CheckResult(HealthStatus.NEEDS_CONNECTION, str(missing))
     except CredentialUnavailable as unavailable:
         return CheckResult(HealthStatus.UNHEALTHY, str(unavailable)[:DETAIL_MAX_LENGTH])
-    return _run(probe(server.proxy_pass_url, transport=transport, headers=headers, timeout=timeout))
+    return _run(
+        probe(server.proxy_pass_url, transport=_transport_of(server), headers=headers, timeout=timeout)
+    )
+
+
+def in_session(server: Server, work, *, timeout: float):
+    """`await work(client)` in a session with `server` opened as its check opens one (its discovery
+    credential, its transport), from sync code, all of it within `timeout` seconds (TimeoutError)."""
+    headers = TARGETS.discovery_headers(server)
+
+    async def session():
+        with anyio.fail_after(timeout):
+            async with _session(
+                server.proxy_pass_url,
+                transport=_transport_of(server),
+                headers=headers,
+                timeout=timeout,
+                watch=_HttpWatch(transport=_transport_of(server)),
+            ) as client:
+                return await work(client)
+
+    return _run(session())
 
 
 def check_and_record(server_id: int) -> CheckResult | None:
@@ -357,6 +397,8 @@ def check_and_record(server_id: int) -> CheckResult | None:
     result = check_server(server)
     duration_ms = (time.perf_counter() - started) * 1000
     server_health_record(server=server, result=result)
+    if result.skills is not None and TARGETS.skills_listed is not None:
+        TARGETS.skills_listed(server, result.skills)  # the skills app mirrors what changed
     emit(
         MetricType.HEALTH_CHECK,
         duration_ms=duration_ms,

@@ -3,7 +3,8 @@ from django.apps import AppConfig
 
 class SkillsConfig(AppConfig):
     """Agent Skills (agentskills.io): folders with a SKILL.md and their scripts, references and assets,
-    published from archives, every file scanned, each version pinned (docs/skills.md)."""
+    published from archives or Git, or mirrored from MCP servers, every file scanned, each version pinned
+    (docs/skills.md)."""
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "skills"
@@ -16,3 +17,10 @@ class SkillsConfig(AppConfig):
 
         TARGETS.exists[TargetKind.SKILL] = lambda path: Skill.objects.filter(path=path).exists()
         TARGETS.dashboard_sections.append(dashboard_section)
+        TARGETS.skills_listed = _skills_listed
+
+
+def _skills_listed(server, entries):
+    from skills.mirroring import skills_listed  # the MCP client stack: health-check workers only
+
+    return skills_listed(server, entries)

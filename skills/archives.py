@@ -61,6 +61,21 @@ def read_archive(data: bytes) -> SkillFiles:
     return _folder_of(members)
 
 
+def read_folder(files: dict[str, bytes], folder: str) -> SkillFiles:
+    """A skill's folder from files fetched one by one (a Git checkout, a server's resources), under the
+    rules an archive's files obey: safe paths, the count and size bounds, SKILL.md at the root."""
+
+    def members():
+        for name, data in files.items():
+            _check_path(name)
+            yield name, io.BytesIO(data)
+
+    read = _folder_of(members())
+    if read.folder:
+        raise ArchiveRefused("skill_md_at_root", "SKILL.md must sit at the root of the skill's folder.")
+    return SkillFiles(folder, read.files)
+
+
 def _tar_members(data: bytes):
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")

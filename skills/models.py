@@ -29,6 +29,14 @@ class Skill(models.Model):
     groups = models.ManyToManyField(Group, blank=True, related_name="skills", help_text="groups that see it")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.UPLOAD)
     source_url = models.CharField(max_length=2048, blank=True)
+    mirrored_from = models.ForeignKey(
+        "servers.Server",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="mirrored_skills",
+        help_text="the MCP server whose skills extension serves it (skills/mirroring.py)",
+    )
     approved = models.ForeignKey(
         "SkillVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

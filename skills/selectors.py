@@ -12,6 +12,7 @@ from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from core.visibility import visible_rows
 from servers.scanning import worst
+from skills.choices import Source
 from skills.models import Skill, SkillFile, SkillVersion
 from skills.over_mcp import Served
 
@@ -20,6 +21,12 @@ ATTESTATION_META = f"io.{settings.REGISTRY_NAMESPACE}/attestation"
 
 def skills_visible(principal):
     return visible_rows(Skill.objects.all(), principal, "skills").select_related("approved", "owner")
+
+
+def published(principal):
+    """The skills published in the registry itself (uploads, Git) the caller may see: those the well-known
+    index lists by name. Mirrored ones share names across servers, so they are served by path only."""
+    return skills_visible(principal).exclude(source=Source.MIRROR)
 
 
 def skill_seen(principal, skill_path: str) -> Skill:

@@ -28,6 +28,18 @@ from skills.scanning import scan_files
 
 
 @dataclass(frozen=True)
+class Origin:
+    """Where a version comes from besides an upload: its skill's registry path, and the source it is
+    fetched again from (a Git repository at a ref, an MCP server that serves it)."""
+
+    path: str
+    source: str
+    source_url: str = ""
+    source_ref: str = ""
+    server_id: int | None = None  # the server a mirrored skill comes from
+
+
+@dataclass(frozen=True)
 class _Candidate:
     """A version as read, checked and scanned before any row is locked (a scan takes its time)."""
 
@@ -37,37 +49,46 @@ class _Candidate:
     digest: str
     findings: list[dict]
     archive_sha256: str
-
-    @property
-    def path(self) -> str:
-        return f"/{self.frontmatter['name']}"
+    origin: Origin
 
 
 def skill_publish(*, actor, data: bytes, visibility: str = Visibility.PUBLIC):
     """A version of a skill from an archive's bytes, published by `actor` (the caller's Principal): (the
     skill, the version, whether it is new). ArchiveRefused and SkillRefused name the rule a hostile or
     malformed archive breaks."""
-    read = archives.read_archive(data)
+    return skill_version_publish(actor=actor, read=archives.read_archive(data), visibility=visibility)
+
+
+def skill_version_publish(
+    *, actor, read: archives.SkillFiles, visibility: str = Visibility.PUBLIC, origin: Origin | None = None
+):
+    """A version of a skill from its files as read (an archive, a Git checkout, a mirrored server's
+    resources), checked, scanned and stored: (the skill, the version, whether it is new). Without an
+    `origin` it is an upload, at `/<name>`. `actor` None is the registry itself (mirroring)."""
+    frontmatter = frontmatter_of(read.files[archives.SKILL_MD], read.folder)
     listing = read.listing()
     candidate = _Candidate(
         read=read,
-        frontmatter=frontmatter_of(read.files[archives.SKILL_MD], read.folder),
+        frontmatter=frontmatter,
         listing=listing,
         digest=archives.digest_of(listing),
         findings=scan_files(read.files),
         archive_sha256=hashlib.sha256(archives.packed(read.files)).hexdigest(),
+        origin=origin or Origin(path=f"/{frontmatter['name']}", source=Source.UPLOAD),
     )
     try:
         return _stored(actor, candidate, visibility)
     except IntegrityError:  # the same skill or version published at the same moment by another request
         raise ApiError(
-            409, ErrorCode.CONFLICT, f"{candidate.path} was being published at the same moment; try again."
+            409,
+            ErrorCode.CONFLICT,
+            f"{candidate.origin.path} was being published at the same moment; try again.",
         ) from None
 
 
 def _stored(actor, candidate: _Candidate, visibility: str):
-    path, frontmatter, digest = candidate.path, candidate.frontmatter, candidate.digest
-    listing, findings, archive_sha256 = candidate.listing, candidate.findings, candidate.archive_sha256
+    origin, frontmatter, digest = candidate.origin, candidate.frontmatter, candidate.digest
+    path, listing, findings = origin.path, candidate.listing, candidate.findings
     with transaction.atomic():
         skill = Skill.objects.select_for_update().filter(path=path).first()
         if skill is not None and not _may_change(actor, skill):
@@ -78,9 +99,14 @@ def _stored(actor, candidate: _Candidate, visibility: str):
                 name=frontmatter["name"],
                 description=frontmatter["description"].strip(),
                 visibility=visibility,
-                owner=actor.user,
-                source=Source.UPLOAD,
+                owner=getattr(actor, "user", None),
+                source=origin.source,
+                source_url=origin.source_url,
+                mirrored_from_id=origin.server_id,
             )
+        elif (skill.source, skill.source_url) != (origin.source, origin.source_url):
+            skill.source, skill.source_url = origin.source, origin.source_url
+            skill.save(update_fields=["source", "source_url", "updated_at"])
         known = skill.versions.filter(digest=digest).first()
         if known is not None:
             return skill, known, False
@@ -89,12 +115,13 @@ def _stored(actor, candidate: _Candidate, visibility: str):
         version = SkillVersion.objects.create(
             skill=skill,
             digest=digest,
-            archive_sha256=archive_sha256,
+            archive_sha256=candidate.archive_sha256,
             files=listing,
             frontmatter=frontmatter,
             findings=findings,
-            attestation=attestation_of(digest, archive_sha256, listing, findings),
+            attestation=attestation_of(digest, candidate.archive_sha256, listing, findings),
             status=status,
+            source_ref=origin.source_ref,
             decided_at=timezone.now() if status == VersionStatus.APPROVED else None,
         )
         SkillFile.objects.bulk_create(
@@ -118,6 +145,8 @@ def _stored(actor, candidate: _Candidate, visibility: str):
                 "files": len(listing),
                 "status": status,
                 "worst": scanning.worst(findings),
+                "source": origin.source,
+                **({"ref": origin.source_ref} if origin.source_ref else {}),
             },
         )
     return skill, version, True
@@ -204,4 +233,6 @@ def skill_delete(*, actor, skill: Skill) -> None:
 
 
 def _may_change(principal, skill: Skill) -> bool:
+    if principal is None:  # the registry itself, mirroring a server's skills
+        return skill.source == Source.MIRROR
     return principal.is_admin or (principal.user is not None and skill.owner_id == principal.user.pk)

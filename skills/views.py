@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from accounts.authentication import BearerAuthentication, RegistrySessionAuthentication, principal_of
 from core.errors import ApiError, ErrorCode
 from skills import well_known
-from skills.selectors import approved_file, skill_seen, skills_visible, verified
+from skills.selectors import approved_file, published, skill_seen, verified
 
 CACHE_SECONDS = 300
 
@@ -43,13 +43,13 @@ class WellKnownView(APIView):
 
 class IndexView(WellKnownView):
     def get(self, request):
-        shown = well_known.index(skills_visible(self.principal(request)))
+        shown = well_known.index(published(self.principal(request)))
         return self.answer(request, json.dumps(shown, indent=2).encode(), "application/json")
 
 
 class OldIndexView(WellKnownView):
     def get(self, request):
-        shown = well_known.old_index(skills_visible(self.principal(request)))
+        shown = well_known.old_index(published(self.principal(request)))
         return self.answer(request, json.dumps(shown, indent=2).encode(), "application/json")
 
 

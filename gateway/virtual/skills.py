@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
 
 from core.epochs import MISSING, EpochCache
 from core.errors import ApiError
@@ -79,7 +79,7 @@ async def _served(virtual, caller: Caller) -> over_mcp.Served:
     cached = SERVED.get(key, caller.epochs.virtuals)
     if cached is not MISSING:
         return cached
-    served = await sync_to_async(served_over_mcp)(virtual.skill_ids, caller.principal)
+    served = await database_sync_to_async(served_over_mcp)(virtual.skill_ids, caller.principal)
     SERVED.put(key, served, caller.epochs.virtuals)
     return served
 
@@ -103,7 +103,7 @@ async def _read(request_id, uri: str, found) -> dict:
     if found is None or not any(item["path"] == found[2] for item in found[1]):
         return _unknown(request_id, uri, "resource")
     try:
-        data = await sync_to_async(approved_bytes)(found[0], found[2])
+        data = await database_sync_to_async(approved_bytes)(found[0], found[2])
     except ApiError as refused:
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(refused.detail))
     mime_type = over_mcp.mime_type(found[2])

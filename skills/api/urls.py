@@ -3,12 +3,16 @@ from django.urls import path, re_path
 from skills.api import views
 
 app_name = "skills-api"
+# A skill's registry path without its leading "/": one segment for a published skill, more for a mirrored
+# one (`<server path>/<skill path>`: skills/mirroring.py); before `/files/`, the shortest that fits.
+SKILL_PATH = r"(?P<skill_path>[a-z0-9_-]+(?:/[a-z0-9_-]+)*)"
+SKILL_PATH_BEFORE = r"(?P<skill_path>[a-z0-9_-]+(?:/[a-z0-9_-]+)*?)"
 
 urlpatterns = [
     path("api/skills", views.SkillListView.as_view(), name="list"),
     path("api/internal/skills", views.InternalSkillListView.as_view(), name="internal-list"),
     re_path(
-        r"^api/internal/skills/(?P<skill_path>[a-z0-9-]+)$",
+        rf"^api/internal/skills/{SKILL_PATH}$",
         views.InternalSkillDetailView.as_view(),
         name="internal-detail",
     ),
@@ -19,9 +23,9 @@ urlpatterns = [
         name="attestation",
     ),
     re_path(
-        r"^api/skills/(?P<skill_path>[a-z0-9-]+)/files/(?P<file_path>.+)$",
+        rf"^api/skills/{SKILL_PATH_BEFORE}/files/(?P<file_path>.+)$",
         views.SkillFileView.as_view(),
         name="file",
     ),
-    re_path(r"^api/skills/(?P<skill_path>[a-z0-9-]+)$", views.SkillDetailView.as_view(), name="detail"),
+    re_path(rf"^api/skills/{SKILL_PATH}$", views.SkillDetailView.as_view(), name="detail"),
 ]
