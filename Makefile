@@ -27,7 +27,7 @@ TEST_STAMP := $(VENV)/.test-$(shell cat requirements.txt requirements-scanner.tx
 	| sha1sum | cut -c1-12)
 
 # Debian packages the tests run for real, as `command:package`.
-TEST_PEERS := nginx:nginx-light chromium:chromium chromium-headless-shell:chromium-headless-shell kubectl:kubernetes-client redis-server:redis-server ip:iproute2
+TEST_PEERS := git:git nginx:nginx-light chromium:chromium chromium-headless-shell:chromium-headless-shell kubectl:kubernetes-client redis-server:redis-server ip:iproute2
 
 .PHONY: run test lint install install-test system-packages bench clean
 

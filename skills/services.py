@@ -7,7 +7,7 @@ surface serves the approved one. Each publication, approval, block and removal i
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,6 +22,7 @@ from core.visibility import Visibility
 from servers import scanning
 from skills import archives
 from skills.choices import Source, VersionStatus
+from skills.git_source import read_from_git
 from skills.models import Skill, SkillFile, SkillVersion
 from skills.rules import frontmatter_of
 from skills.scanning import scan_files
@@ -29,8 +30,8 @@ from skills.scanning import scan_files
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a version comes from besides an upload: its skill's registry path, and the source it is
-    fetched again from (a Git repository at a ref, an MCP server that serves it)."""
+    """Where a version comes from besides an upload: its skill's registry path (`/<name>` when empty),
+    and the source it is fetched again from (a Git repository at a ref, an MCP server that serves it)."""
 
     path: str
     source: str
@@ -52,6 +53,9 @@ class _Candidate:
     origin: Origin
 
 
+UPLOADED = Origin(path="", source=Source.UPLOAD)
+
+
 def skill_publish(*, actor, data: bytes, visibility: str = Visibility.PUBLIC):
     """A version of a skill from an archive's bytes, published by `actor` (the caller's Principal): (the
     skill, the version, whether it is new). ArchiveRefused and SkillRefused name the rule a hostile or
@@ -59,8 +63,19 @@ def skill_publish(*, actor, data: bytes, visibility: str = Visibility.PUBLIC):
     return skill_version_publish(actor=actor, read=archives.read_archive(data), visibility=visibility)
 
 
+def skill_publish_from_git(
+    *, actor, url: str, ref: str, folder: str = "", visibility: str = Visibility.PUBLIC
+):
+    """A version of a skill read from a Git repository at a ref (skills/git_source.py: GitRefused names the
+    rule a repository breaks), published by `actor` as an upload is; the commit is the version's ref."""
+    read, commit = read_from_git(url, ref, folder)
+    source_url = f"{url.strip()}#{folder.strip('/')}" if folder.strip("/") else url.strip()
+    origin = Origin(path="", source=Source.GIT, source_url=source_url, source_ref=commit)
+    return skill_version_publish(actor=actor, read=read, visibility=visibility, origin=origin)
+
+
 def skill_version_publish(
-    *, actor, read: archives.SkillFiles, visibility: str = Visibility.PUBLIC, origin: Origin | None = None
+    *, actor, read: archives.SkillFiles, visibility: str = Visibility.PUBLIC, origin: Origin = UPLOADED
 ):
     """A version of a skill from its files as read (an archive, a Git checkout, a mirrored server's
     resources), checked, scanned and stored: (the skill, the version, whether it is new). Without an
@@ -74,7 +89,7 @@ def skill_version_publish(
         digest=archives.digest_of(listing),
         findings=scan_files(read.files),
         archive_sha256=hashlib.sha256(archives.packed(read.files)).hexdigest(),
-        origin=origin or Origin(path=f"/{frontmatter['name']}", source=Source.UPLOAD),
+        origin=replace(origin, path=origin.path or f"/{frontmatter['name']}"),
     )
     try:
         return _stored(actor, candidate, visibility)

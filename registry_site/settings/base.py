@@ -166,6 +166,11 @@ TOOL_SCAN_HIGH_HOLDS = env.bool("TOOL_SCAN_HIGH_HOLDS", default=True)
 # Agent Skills (docs/skills.md): what one skill may hold once unpacked.
 SKILL_MAX_FILES = env.int("SKILL_MAX_FILES", default=200)
 SKILL_MAX_BYTES = env.int("SKILL_MAX_BYTES", default=5 * 1024 * 1024)
+# Skills published from a Git repository (skills/git_source.py): hosts with addresses that are not public
+# allowed by name, loopback ones allowed in development, and the whole fetch's deadline.
+SKILL_SOURCE_ALLOWED_HOSTS = env.list("SKILL_SOURCE_ALLOWED_HOSTS", default=[])
+SKILL_SOURCE_ALLOW_LOOPBACK = env.bool("SKILL_SOURCE_ALLOW_LOOPBACK", default=False)
+SKILL_SOURCE_TIMEOUT_SECONDS = env.int("SKILL_SOURCE_TIMEOUT_SECONDS", default=60)
 # Signed attestations of scans (core/attestations.py): PEM files of P-256 keys, the first signing.
 ATTESTATION_KEY_FILES = env.list("ATTESTATION_KEY_FILES", default=[str(VAR_DIR / "attestation_key.pem")])
 # How late "last used" of tokens and applications may be: each process writes its notes this often.

@@ -8,7 +8,7 @@ import mimetypes
 import jwt
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,11 +23,13 @@ from accounts.authentication import (
 from core import attestations
 from core.errors import ApiError, ErrorCode
 from core.openapi import documented, path_parameter
+from core.parsers import JSONParser
 from core.visibility import Visibility
 from skills.archives import ArchiveRefused
+from skills.git_source import GitRefused
 from skills.rules import SkillRefused
 from skills.selectors import approved_file, attested, skill_seen, skill_shown, skills_visible
-from skills.services import skill_delete, skill_publish
+from skills.services import skill_delete, skill_publish, skill_publish_from_git
 
 SKILL_PATH = path_parameter("skill_path", "the skill's path, e.g. pdf-tools")
 
@@ -39,7 +41,7 @@ class SkillsView(APIView):
 class SkillListView(SkillsView):
     """GET: the skills you may see; POST: publish one (or a new version of one you own)."""
 
-    parser_classes = [MultiPartParser]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     @documented(errors=(401,))
     def get(self, request):
@@ -53,10 +55,13 @@ class SkillListView(SkillsView):
         principal = principal_of(request)
         if not principal.is_authenticated or (principal.user is None and not principal.is_admin):
             raise ApiError(401, ErrorCode.NOT_AUTHENTICATED, "Publishing a skill needs a signed-in user.")
-        upload = request.FILES.get("archive")
-        if upload is None:
+        upload, git = request.FILES.get("archive"), _git_source(request.data)
+        if (upload is None) == (git is None):
             raise ApiError(
-                400, ErrorCode.BAD_REQUEST, "Send the skill's folder as `archive` (.tar.gz or .zip)."
+                400,
+                ErrorCode.BAD_REQUEST,
+                "Send the skill's folder as `archive` (.tar.gz or .zip), or name a Git repository as "
+                "`git_url` and `ref` (and `folder`, the skill's folder in it): one of the two.",
             )
         visibility = request.data.get("visibility") or Visibility.PUBLIC
         if visibility not in Visibility.values:
@@ -64,14 +69,29 @@ class SkillListView(SkillsView):
                 400, ErrorCode.BAD_REQUEST, f"visibility is one of {', '.join(Visibility.values)}."
             )
         try:
-            skill, version, new = skill_publish(actor=principal, data=upload.read(), visibility=visibility)
-        except (ArchiveRefused, SkillRefused) as refused:
+            if git is not None:
+                skill, version, new = skill_publish_from_git(actor=principal, visibility=visibility, **git)
+            else:
+                skill, version, new = skill_publish(
+                    actor=principal, data=upload.read(), visibility=visibility
+                )
+        except (ArchiveRefused, SkillRefused, GitRefused) as refused:
             raise ApiError(400, ErrorCode.BAD_REQUEST, f"{refused.rule}: {refused}") from None
         shown = {
             **skill_shown(skill, versions=True),
             "published": {"digest": version.digest, "status": version.status, "findings": version.findings},
         }
         return Response(shown, status=201 if new else 200)
+
+
+def _git_source(data) -> dict | None:
+    """`git_url`, `ref` and `folder` of a publication from Git, when it names a repository."""
+    if not data.get("git_url"):
+        return None
+    fields = {"url": data.get("git_url"), "ref": data.get("ref") or "", "folder": data.get("folder") or ""}
+    if not all(isinstance(value, str) and len(value) <= 2048 for value in fields.values()):
+        raise ApiError(400, ErrorCode.BAD_REQUEST, "git_url, ref and folder are text.")
+    return fields
 
 
 class SkillDetailView(SkillsView):
