@@ -115,6 +115,7 @@ def _local_model():
 EMBED_AGENTS_TASK = "search.embed_agents_task"
 EMBED_SERVERS_TASK = "search.embed_servers_task"
 EMBED_VERSIONS_TASK = "search.embed_versions_task"
+EMBED_SKILLS_TASK = "search.embed_skills_task"
 
 
 def embed_after_commit(task_name: str, ids: list[int]) -> None:

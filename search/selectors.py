@@ -1,5 +1,5 @@
-"""Semantic search reads: agents, and agents, servers, tools and catalog entries together, nearest to a
-query first.
+"""Semantic search reads: agents, and agents, servers, tools, skills and catalog entries together, nearest
+to a query first.
 
 Ranking: the query is embedded by the configured provider and compared with the stored vectors by
 cosine distance in SQL (pgvector's `<=>`); `relevance_score` is the cosine similarity, 1 − distance,
@@ -35,15 +35,18 @@ from core import ratelimit
 from core.embeddings import get_provider
 from core.metric_choices import MetricType
 from core.metrics_client import emit
+from core.visibility import visible_rows
 from search import virtual_servers
 from search.virtual_servers import VIRTUAL
 from servers.models import Server, Tool
+from skills.models import Skill
 
 AGENT = "a2a_agent"
 SERVER = "mcp_server"
 TOOL = "tool"
 CATALOG_ENTRY = "catalog_entry"  # a server published or mirrored here (its latest version): catalog/
-ENTITY_TYPES = (SERVER, VIRTUAL, TOOL, AGENT, CATALOG_ENTRY)
+SKILL = "skill"
+ENTITY_TYPES = (SERVER, VIRTUAL, TOOL, AGENT, SKILL, CATALOG_ENTRY)
 MAX_RESULTS = 100
 QUERY_MAX_LENGTH = 1000  # the model reads 256 word pieces; longer queries only cost time
 # Candidates the HNSW index hands to the filter: generous, so that a typical filter still leaves `limit`
@@ -108,8 +111,8 @@ def agents_semantic(principal: Principal, query: str, limit: int) -> list[Match]
 def registry_semantic(
     principal: Principal, query: str, entity_types: list[str] | tuple[str, ...], limit: int
 ) -> list[Match]:
-    """Servers, virtual servers, tools, agents and catalog entries nearest to `query` (one embedding for
-    all), best first, at most `limit`.
+    """Servers, virtual servers, tools, agents, skills and catalog entries nearest to `query` (one embedding
+    for all), best first, at most `limit`.
 
     Each type contributes its own `limit` best, filtered for the caller; the merged list keeps the best
     `limit` overall, so no type can crowd out a better match of another."""
@@ -120,6 +123,7 @@ def registry_semantic(
         SERVER: _servers_searchable,
         TOOL: _tools_searchable,
         AGENT: _agents_searchable,
+        SKILL: _skills_searchable,
         CATALOG_ENTRY: _catalog_searchable,
     }
     matches = [
@@ -160,6 +164,12 @@ def _report(query: str, matches: list[Match], limit: int, started: float, embedd
 def _agents_searchable(principal: Principal) -> QuerySet:
     """Enabled agents the caller may see; admins too see only enabled ones, since search is for use."""
     return Agent.objects.visible_to(principal).enabled().only("pk", "path", "name", "description", "tags")
+
+
+def _skills_searchable(principal: Principal) -> QuerySet:
+    """Skills the caller may see that have an approved version (what is served: core/visibility.py)."""
+    rows = visible_rows(Skill.objects.filter(approved__isnull=False), principal, "skills")
+    return rows.only("pk", "path", "name", "description", "tags")
 
 
 def _servers_searchable(principal: Principal) -> QuerySet:

@@ -7,8 +7,9 @@ from django.db.models import Prefetch
 from agents.models import Agent
 from catalog.models import ServerVersion
 from core.embeddings import rows_embed
-from search.texts import agent_text, server_text, tool_text, version_text
+from search.texts import agent_text, server_text, skill_text, tool_text, version_text
 from servers.models import Server, Tool
+from skills.models import Skill
 
 
 def agents_embed(agent_ids: list[int] | None = None) -> int:
@@ -48,3 +49,13 @@ def versions_embed() -> int:
         "pk", "name", "description", "document"
     )
     return rows_embed(dirty, version_text, sweep="catalog")
+
+
+def skills_embed(skill_ids: list[int] | None = None) -> int:
+    """Skills with an approved version (what their frontmatter says); a skill edited meanwhile stays dirty."""
+    dirty = Skill.objects.filter(embedding_dirty=True).only(
+        "pk", "name", "description", "tags", "compatibility"
+    )
+    if skill_ids is not None:
+        return rows_embed(dirty.filter(pk__in=skill_ids), skill_text)
+    return rows_embed(dirty, skill_text, sweep="skills")

@@ -4,7 +4,7 @@ without ids as the backstop that embeds whatever is still dirty. Tasks take ids 
 from celery import shared_task
 from celery.signals import worker_process_init
 
-from core.embeddings import EMBED_AGENTS_TASK, EMBED_SERVERS_TASK, EMBED_VERSIONS_TASK
+from core.embeddings import EMBED_AGENTS_TASK, EMBED_SERVERS_TASK, EMBED_SKILLS_TASK, EMBED_VERSIONS_TASK
 
 
 @shared_task(name=EMBED_AGENTS_TASK, ignore_result=True)
@@ -29,6 +29,14 @@ def embed_versions_task() -> int:
     from search.services import versions_embed
 
     return versions_embed()
+
+
+@shared_task(name=EMBED_SKILLS_TASK, ignore_result=True)
+def embed_skills_task(skill_ids: list[int] | None = None) -> int:
+    """Embed the given skills, or every skill marked dirty; returns how many were embedded."""
+    from search.services import skills_embed
+
+    return skills_embed(skill_ids)
 
 
 @worker_process_init.connect

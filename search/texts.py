@@ -4,6 +4,16 @@ tool and a catalog entry. The model reads only the first 256 word pieces, so wha
 from agents.models import Agent
 from catalog.models import ServerVersion
 from servers.models import Server, Tool
+from skills.models import Skill
+
+
+def skill_text(skill: Skill) -> str:
+    """A skill is found by its name (`pdf-tools` read as words), its description (what its SKILL.md says it
+    does and when to use it), its compatibility, then its tags."""
+    lines = [skill.name.replace("-", " "), skill.description, skill.compatibility]
+    if skill.tags:
+        lines.append(f"Tags: {', '.join(skill.tags)}")
+    return _joined([line for line in lines if line])
 
 
 def agent_text(agent: Agent) -> str:

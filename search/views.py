@@ -20,6 +20,7 @@ from search.selectors import (
     ENTITY_TYPES,
     QUERY_MAX_LENGTH,
     SERVER,
+    SKILL,
     TOOL,
     VIRTUAL,
     Match,
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 SEARCH_RESULTS = 20
 TYPE_LABELS = {
     AGENT: "Agent",
+    SKILL: "Skill",
     SERVER: "MCP server",
     VIRTUAL: "Virtual server",
     TOOL: "Tool",
@@ -78,6 +80,7 @@ def _hit(match: Match) -> Hit:
     url = {  # each its own page (an agent: its row on the agents page)
         SERVER: lambda: reverse("servers:server", args=[row.path[1:]]),
         VIRTUAL: lambda: reverse("virtual_servers:page", args=[row.path[1:]]),
+        SKILL: lambda: f"/#skill{row.path}",  # its row in the dashboard's skills section
     }.get(match.entity_type, lambda: f"/agents#agent{row.path}")()
     return Hit(
         **common,

@@ -2,7 +2,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from pgvector.django import HnswIndex, VectorField
 
+from core.embeddings import EMBEDDING_DIMENSIONS
 from core.validators import PATH_MAX_LENGTH, validate_registry_path
 from core.visibility import Visibility
 from skills.choices import Source, VersionStatus
@@ -40,11 +42,23 @@ class Skill(models.Model):
     approved = models.ForeignKey(
         "SkillVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Found by meaning in /search (search/texts.py skill_text): embedded out of band, as agents are.
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_dirty = models.BooleanField(default=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["path"]
+        indexes = [
+            HnswIndex(
+                name="skill_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
 
     def __str__(self) -> str:
         return self.path

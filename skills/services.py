@@ -16,6 +16,7 @@ from django.utils import timezone
 from accounts.choices import AuditAction
 from accounts.services import audit_event_record
 from core import attestations
+from core.embeddings import EMBED_SKILLS_TASK, embed_after_commit
 from core.errors import ApiError, ErrorCode
 from core.timestamps import rfc3339
 from core.visibility import Visibility
@@ -189,6 +190,9 @@ def attestation_of(digest: str, archive_sha256: str, listing: list[dict], findin
 
 
 def _approve(skill: Skill, version: SkillVersion, frontmatter: dict) -> None:
+    """Serve `version`: the skill says what its frontmatter says, and is found by it (embedded anew)."""
+    skill.embedding_dirty = True
+    embed_after_commit(EMBED_SKILLS_TASK, [skill.pk])
     skill.approved = version
     skill.description = frontmatter["description"].strip()
     skill.license = str(frontmatter.get("license", ""))[:200]

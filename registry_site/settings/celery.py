@@ -111,6 +111,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 30.0,
         "options": {"expires": 25},
     },
+    # And for skills (their approved versions' frontmatter).
+    "embed-dirty-skills": {
+        "task": "search.embed_skills_task",
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
     # Buffered metrics to PostgreSQL. A flush that dies leaves its hand-off for a later one.
     "flush-metrics": {
         "task": "metrics.flush_metrics_task",

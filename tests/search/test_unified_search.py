@@ -277,3 +277,39 @@ def test_an_embedding_failure_is_a_500_search_error(client, settings, free_port)
         "error_code": "SEARCH_ERROR",
         "request_id": response["X-Request-ID"],
     }
+
+
+def test_skills_are_found_by_meaning_among_the_rest_and_only_where_the_caller_may_see_them(
+    client, registry, analyst, member, token_for
+):
+    from search.services import skills_embed
+    from skills.archives import read_folder
+    from skills.models import Skill
+    from skills.services import skill_version_publish
+
+    def published(name: str, description: str, visibility: str, owner):
+        front = f"---\nname: {name}\ndescription: {description}\n---\n\nSteps.\n".encode()
+        return skill_version_publish(
+            actor=owner, read=read_folder({"SKILL.md": front}, name), visibility=visibility
+        )
+
+    from accounts.principal import principal_for_user
+
+    owner = principal_for_user(member("olga", "nobody"), auth_method="session")
+    published(
+        "currency-conversion", "Convert amounts of money between currencies by today's rate.", "public", owner
+    )
+    published("treasury-notes", "Convert money at the treasury's internal currency rates.", "private", owner)
+    assert Skill.objects.filter(embedding_dirty=True).count() == 2
+    skills_embed()
+
+    found = search(client, {"query": "convert money between currencies", "entity_types": ["skill"]}, analyst)
+    mixed = search(client, {"query": "convert money between currencies"}, analyst)
+
+    assert hits(found) == [("skill", "/currency-conversion", "currency-conversion")]
+    assert (
+        found.json()["results"][0]["description"]
+        == "Convert amounts of money between currencies by today's rate."
+    )
+    assert ("skill", "/currency-conversion", "currency-conversion") in hits(mixed)
+    assert Skill.objects.filter(embedding_dirty=True).count() == 0
