@@ -322,6 +322,11 @@ def test_beat_embeds_dirty_rows_every_30_seconds(settings):
             "schedule": 30.0,
             "options": {"expires": 25},
         },
+        "embed-dirty-skills": {
+            "task": "search.embed_skills_task",
+            "schedule": 30.0,
+            "options": {"expires": 25},
+        },
     }
 
 
