@@ -88,3 +88,19 @@ def jwks() -> dict:
             }
         )
     return {"keys": keys}
+
+
+# Who signed what, by content digest: each app that attests content registers a finder in its
+# `AppConfig.ready()` (skills: a version's file set or archive; servers: a pinned tool set), so one lookup
+# (`GET /api/attestations/<sha256>`) serves them all.
+FINDERS: list = []
+
+
+def meta_key() -> str:
+    """The `_meta` key every listing entry carries its attestation under (the registry's own prefix)."""
+    return f"io.{settings.REGISTRY_NAMESPACE}/attestation"
+
+
+def attested(sha256: str) -> str | None:
+    """The attestation the registry signed over the content of digest `sha256`, or None."""
+    return next((found for finder in FINDERS if (found := finder(sha256))), None)

@@ -7,11 +7,13 @@ class ServersConfig(AppConfig):
     name = "servers"
 
     def ready(self):
+        from core import attestations
         from core.targets import TARGETS, TargetKind, UpstreamKind
-        from servers import cache, policies
+        from servers import cache, policies, selectors
         from servers.models import Server
 
         cache.connect()
+        attestations.FINDERS.append(selectors.tool_set_attestation)
         TARGETS.exists[TargetKind.SERVER] = lambda path: Server.objects.filter(path=path).exists()
         TARGETS.token_reach = policies.reach_for
         TARGETS.upstreams[TargetKind.SERVER] = UpstreamKind(

@@ -69,6 +69,7 @@ class Server(UpstreamAuthFields):
     # The scan of the pinned set (servers/scanning.py), as /v0.1's scan receipt gives it.
     tools_scanned_at = models.DateTimeField(null=True, blank=True)
     tool_scan_verdict = models.CharField(max_length=16, blank=True)
+    tool_attestation = models.TextField(blank=True)  # the signed JWS of that scan (core/attestations.py)
     tool_scan_rules = models.CharField(max_length=80, blank=True)
     tool_scanner_version = models.CharField(max_length=32, blank=True)
     approve_tool_changes = models.BooleanField(

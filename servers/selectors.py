@@ -203,3 +203,14 @@ def pending_tool_changes(server_ids: list[int]) -> dict[int, int]:
         .annotate(count=Count("id"))
     )
     return {row["server_id"]: row["count"] for row in rows}
+
+
+def tool_set_attestation(sha256: str) -> str | None:
+    """The attestation of a server's pinned tool set of digest `sha256` (core/attestations.py), or None."""
+    found = (
+        Server.objects.filter(tool_set_digest=sha256)
+        .exclude(tool_attestation="")
+        .values_list("tool_attestation", flat=True)
+        .first()
+    )
+    return found or None

@@ -111,4 +111,3 @@ def mode_settled(fields: dict, *, mode: str, headers: bool) -> dict:
     if new_mode not in (None, UpstreamAuth.SHARED_HEADERS) and "headers" not in fields and headers:
         fields["headers"] = {}
     return fields
-

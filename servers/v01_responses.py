@@ -3,6 +3,7 @@ registry's own `_meta` keys. Plain functions over model rows: listings of thousa
 
 from django.conf import settings
 
+from core import attestations
 from core.timestamps import rfc3339
 from servers.clients import gateway_transport
 from servers.models import Server
@@ -33,6 +34,8 @@ def server_response(server: Server, *, base_url: str) -> dict:
     }
     if server.tools_scanned_at is not None:
         server_meta[SCAN_META] = [scan_receipt(server, remote["url"])]
+    if server.tool_attestation:  # the receipt signed (core/attestations.py): verify with the published keys
+        server_meta[attestations.meta_key()] = {"attestation": server.tool_attestation}
     return {
         "server": {
             "name": name,

@@ -9,6 +9,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
+from core import attestations
 from servers.naming import name_prefix
 from servers.scanning import SCAN_SCOPE, SCANNER_DISTRIBUTION
 from servers.v01_responses import DESCRIPTION_MAX, OFFICIAL_META, SCAN_META
@@ -76,9 +77,14 @@ def _server_json(q: Sql, base_url: str) -> str:
         f"'scan_scope', json_build_array({scopes}), 'verdict', s.tool_scan_verdict, "
         f"'scanned_at', {iso('s.tools_scanned_at')}, 'attestation', 'registry-attested')"
     )
+    attestation = (  # the receipt signed (servers.v01_responses.server_response)
+        f"CASE WHEN s.tool_attestation = '' THEN '{{}}'::jsonb ELSE jsonb_build_object("
+        f"{q.p(attestations.meta_key())}, json_build_object('attestation', s.tool_attestation)) END"
+    )
     server_meta = (
         f"json_build_object({internal_key}, {internal})::jsonb || CASE WHEN s.tools_scanned_at IS NULL "
-        f"THEN '{{}}'::jsonb ELSE jsonb_build_object({scan_key}, json_build_array({receipt})) END"
+        f"THEN '{{}}'::jsonb ELSE jsonb_build_object({scan_key}, json_build_array({receipt})) END "
+        f"|| {attestation}"
     )
     server = (
         f"json_build_object('name', {server_name}, 'description', {description}, 'version', s.version, "
@@ -111,6 +117,7 @@ PAGE_FIELDS = (
     "tool_set_digest",
     "tool_scan_verdict",
     "tools_scanned_at",
+    "tool_attestation",
     "last_checked_at",
     "created_at",
     "updated_at",

@@ -11,13 +11,16 @@ class SkillsConfig(AppConfig):
     label = "skills"
 
     def ready(self):
+        from core import attestations
         from core.targets import TARGETS, TargetKind
         from skills.listing import dashboard_section
         from skills.models import Skill
+        from skills.selectors import attestation_of_content
 
         TARGETS.exists[TargetKind.SKILL] = lambda path: Skill.objects.filter(path=path).exists()
         TARGETS.dashboard_sections.append(dashboard_section)
         TARGETS.skills_listed = _skills_listed
+        attestations.FINDERS.append(attestation_of_content)
 
 
 def _skills_listed(server, entries):

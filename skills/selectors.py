@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import hashlib
 
-from django.conf import settings
 from django.db.models import Q
 
+from core import attestations
 from core.errors import ApiError, ErrorCode
 from core.validators import normalize_path
 from core.visibility import visible_rows
@@ -16,7 +16,7 @@ from skills.choices import Source
 from skills.models import Skill, SkillFile, SkillVersion
 from skills.over_mcp import Served
 
-ATTESTATION_META = f"io.{settings.REGISTRY_NAMESPACE}/attestation"
+ATTESTATION_META = attestations.meta_key()
 
 
 def skills_visible(principal):
@@ -98,14 +98,17 @@ def skill_shown(skill: Skill, *, versions: bool = False) -> dict:
     return shown
 
 
-def attested(sha256: str) -> SkillVersion:
-    """The version of a skill a content digest names (its files' set or its archive), for
-    `GET /api/attestations/<sha256>`: its attestation is a public statement about content, so it is
-    found by anyone who holds the digest, the content itself staying behind the visibility rule."""
-    found = SkillVersion.objects.filter(Q(digest=sha256) | Q(archive_sha256=sha256)).first()
-    if found is None or not found.attestation:
-        raise ApiError(404, ErrorCode.NOT_FOUND, f"The registry attested no content of digest {sha256[:64]}.")
-    return found
+def attestation_of_content(sha256: str) -> str | None:
+    """The attestation of the skill version a content digest names (its files' set or its archive), for
+    `GET /api/attestations/<sha256>` (core/attestations.py): a public statement about content, found by
+    anyone who holds the digest, the content itself staying behind the visibility rule."""
+    found = (
+        SkillVersion.objects.filter(Q(digest=sha256) | Q(archive_sha256=sha256))
+        .exclude(attestation="")
+        .values_list("attestation", flat=True)
+        .first()
+    )
+    return found or None
 
 
 def file_changes(approved: SkillVersion, version: SkillVersion) -> list[tuple[str, str | None, str | None]]:

@@ -17,12 +17,15 @@ Every change moves the TRUST epoch, so every gateway process applies it on its n
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record
+from core import attestations
 from core.errors import ApiError, ErrorCode
+from core.timestamps import rfc3339
 from servers import scanning
 from servers.cache import LISTINGS, TRUST
 from servers.choices import PinSubject, ToolChangeKind, ToolChangeSeenIn, ToolChangeStatus
@@ -310,6 +313,21 @@ def _set_digest_store(server, now, *, scanned: bool = False) -> None:
         "tool_scan_rules": scanning.rule_set_ref(),
         "tool_scanner_version": scanning.scanner_version(),
     }
+    fields["tool_attestation"] = attestations.sign(
+        {
+            "sub": f"sha256:{fields['tool_set_digest']}",
+            "digests": {
+                "set": f"sha256:{fields['tool_set_digest']}",
+                "tools": {name: f"sha256:{digest}" for name, digest, _ in sorted(pinned)},
+            },
+            "scope": list(scanning.SCAN_SCOPE),
+            "verdict": fields["tool_scan_verdict"],
+            "scanned_at": rfc3339(now),
+            "scanner": scanning.SCANNER_DISTRIBUTION,
+            "scanner_version": fields["tool_scanner_version"],
+            "policy": {"high_holds": settings.TOOL_SCAN_HIGH_HOLDS, "rules": fields["tool_scan_rules"]},
+        }
+    )
     for field, value in fields.items():
         setattr(server, field, value)
     Server.objects.filter(pk=server.pk).update(**fields)

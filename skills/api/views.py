@@ -28,7 +28,7 @@ from core.visibility import Visibility
 from skills.archives import ArchiveRefused
 from skills.git_source import GitRefused
 from skills.rules import SkillRefused
-from skills.selectors import approved_file, attested, skill_seen, skill_shown, skills_visible
+from skills.selectors import approved_file, skill_seen, skill_shown, skills_visible
 from skills.services import skill_delete, skill_publish, skill_publish_from_git
 
 SKILL_PATH = path_parameter("skill_path", "the skill's path, e.g. pdf-tools")
@@ -140,16 +140,21 @@ class InternalSkillDetailView(SkillDetailView):
 
 class AttestationView(APIView):
     """GET: the registry's signed attestation of the content with this sha256 (a skill version's file set
-    or archive), and what it says; verify it with the keys at /api/attestations/keys."""
+    or archive, a server's pinned tool set), and what it says; verify it with the keys at
+    /api/attestations/keys."""
 
     permission_classes = [AllowAny]
     authentication_classes = []
 
     @documented(errors=(404,))
     def get(self, request, sha256):
-        version = attested(sha256.removeprefix("sha256:").lower())
-        claims = jwt.decode(version.attestation, options={"verify_signature": False})
-        return Response({"attestation": version.attestation, "claims": claims})
+        digest = sha256.removeprefix("sha256:").lower()
+        found = attestations.attested(digest)
+        if found is None:
+            raise ApiError(404, ErrorCode.NOT_FOUND, f"The registry attested no content of digest {digest}.")
+        return Response(
+            {"attestation": found, "claims": jwt.decode(found, options={"verify_signature": False})}
+        )
 
 
 class AttestationKeysView(APIView):

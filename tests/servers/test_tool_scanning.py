@@ -23,6 +23,7 @@ from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import caller_fixture, gateway_fixture, run  # noqa: F401
 from tests.servers.test_pinned_tools import EVERYTHING, listed_and_called
 from tests.shifting_tools import LIVE_CLIENT
+from tests.skills.test_attestations import verified
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 POISONED = json.loads((DATA / "poisoned_tools.json").read_text())
@@ -256,6 +257,16 @@ def test_the_v01_receipt_binds_the_verdict_to_the_tools_a_client_lists(client, g
         }
     ]
     assert f"sha256:{set_digest(seen)}" == receipt[0]["scanned_artifact_digest"]
+    signed = answer.json()["server"]["_meta"]["io.mcpgateway/attestation"]["attestation"]
+    claims = verified(signed, client.get("/api/attestations/keys").json())  # by jwcrypto
+    assert claims["sub"] == receipt[0]["scanned_artifact_digest"]
+    assert claims["digests"]["tools"] == {name: f"sha256:{digest}" for name, digest in seen.items()}
+    assert (claims["verdict"], claims["scanner"], claims["scope"]) == (
+        "clean",
+        "cisco-ai-mcp-scanner",
+        ["tool-definitions"],
+    )
+    assert client.get(f"/api/attestations/{server.tool_set_digest}").json()["attestation"] == signed
 
 
 @live
