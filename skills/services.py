@@ -22,6 +22,7 @@ from core.timestamps import rfc3339
 from core.visibility import Visibility
 from servers import scanning
 from skills import archives
+from skills import scanning as skill_scanning
 from skills.choices import Source, VersionStatus
 from skills.git_source import read_from_git
 from skills.models import Skill, SkillFile, SkillVersion
@@ -182,9 +183,9 @@ def attestation_of(digest: str, archive_sha256: str, listing: list[dict], findin
             },
             "verdict": scanning.verdict([findings]),
             "scanned_at": rfc3339(timezone.now()),
-            "scanner": f"{scanning.SCANNER}+registry-skills",
-            "scanner_version": scanning.scanner_version(),
-            "policy": {"high_holds": settings.TOOL_SCAN_HIGH_HOLDS, "rules": scanning.rule_set_ref()},
+            "scanner": skill_scanning.scanner_name(),
+            "scanner_version": skill_scanning.scanner_version(),
+            "policy": {"high_holds": settings.TOOL_SCAN_HIGH_HOLDS, "rules": skill_scanning.rules_ref()},
         }
     )
 
