@@ -62,6 +62,7 @@ class AuditAction(models.TextChoices):
     SKILL_APPROVE = "skill.approve", "Skill version approved"
     SKILL_BLOCK = "skill.block", "Skill version blocked"
     SKILL_DELETE = "skill.delete", "Skill deleted"
+    SKILL_UPDATE = "skill.update", "Skill's visibility, groups or tags changed"
     VERSION_PUBLISH = "version.publish", "Server version published"
     VERSION_STATUS = "version.status", "Server version status changed"
     VERSIONS_DETACH = "versions.detach", "Mirrored server detached from its upstream"

@@ -1,11 +1,12 @@
-"""Skills in the operator console (administrators): the skills, and their versions with every file's
-digest and the scan's findings, approved or blocked here (by the services, audited)."""
+"""Skills in the operator console (administrators): the skills, who sees them and their tags, and their
+versions with every file's digest and the scan's findings, approved or blocked here (by the services,
+audited)."""
 
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from core.admin import ReadOnlyModelAdmin
+from core.admin import ReadOnlyModelAdmin, ServiceModelAdmin
 from servers import scanning
 from servers.tool_review import diff_sections, findings_table
 from skills import services
@@ -15,13 +16,64 @@ from skills.selectors import file_changes
 
 
 @admin.register(Skill)
-class SkillAdmin(ReadOnlyModelAdmin):
+class SkillAdmin(ServiceModelAdmin):
+    """Who sees a skill (visibility, groups) and its tags are edited here, through the services; what it
+    holds comes from its versions alone. Skills are published by the API (docs/skills.md), not added here."""
+
     list_display = ("path", "description", "visibility", "owner", "source", "updated_at")
     list_filter = ("visibility", "source")
     search_fields = ("path", "name", "description")
     list_select_related = ("owner",)
-    exclude = ("approved",)
-    readonly_fields = ("approved_digest",)
+    fields = (
+        "path",
+        "name",
+        "description",
+        "visibility",
+        "groups",
+        "tags",
+        "owner",
+        "source",
+        "source_url",
+        "mirrored_from",
+        "approved_digest",
+        "license",
+        "compatibility",
+        "allowed_tools",
+        "metadata",
+    )
+    editable_fields = services.SHARING_FIELDS
+    related_fields = ("groups",)
+    readonly_fields = (
+        "path",
+        "name",
+        "description",
+        "owner",
+        "source",
+        "source_url",
+        "mirrored_from",
+        "approved_digest",
+        "license",
+        "compatibility",
+        "allowed_tools",
+        "metadata",
+    )
+    filter_horizontal = ("groups",)
+
+    def may_add(self, principal) -> bool:
+        return False  # published by the API, from an archive, Git or a mirrored server
+
+    def service_update(self, request, instance, fields: dict):
+        return services.skill_sharing_update(actor=self.principal(request), skill=instance, fields=fields)
+
+    def service_relations(self, request, instance, relations: dict) -> None:
+        skill = Skill.objects.get(pk=instance.pk)
+        if set(skill.groups.all()) != set(relations["groups"]):
+            services.skill_sharing_update(
+                actor=self.principal(request), skill=skill, fields={}, groups=relations["groups"]
+            )
+
+    def service_delete(self, request, instance) -> None:
+        services.skill_delete(actor=self.principal(request), skill=instance)
 
     @admin.display(description="approved version")
     def approved_digest(self, obj: Skill) -> str:

@@ -242,6 +242,50 @@ def skill_version_block(*, actor, version: SkillVersion) -> None:
         )
 
 
+SHARING_FIELDS = ("visibility", "tags")
+TAG_MAX = 64
+
+
+def skill_sharing_update(*, actor, skill: Skill, fields: dict, groups=None) -> Skill:
+    """Who sees a skill and how it is tagged: `fields` among SHARING_FIELDS, `groups` (Django groups) the
+    ones that see it when `internal`. What it holds is its versions' alone, never edited here."""
+    if not _may_change(actor, skill):
+        raise ApiError(403, ErrorCode.PERMISSION_DENIED, f"{skill.path} is another user's skill.")
+    unknown = set(fields) - set(SHARING_FIELDS)
+    if unknown:
+        raise ApiError(
+            400, ErrorCode.BAD_REQUEST, f"Only {', '.join(SHARING_FIELDS)} and groups change here."
+        )
+    if "visibility" in fields and fields["visibility"] not in Visibility.values:
+        raise ApiError(400, ErrorCode.BAD_REQUEST, f"visibility is one of {', '.join(Visibility.values)}.")
+    if "tags" in fields:
+        tags = fields["tags"]
+        if not isinstance(tags, list) or not all(
+            isinstance(tag, str) and 0 < len(tag) <= TAG_MAX for tag in tags
+        ):
+            raise ApiError(400, ErrorCode.BAD_REQUEST, f"tags are a list of 1 to {TAG_MAX} characters each.")
+        fields = {**fields, "tags": list(dict.fromkeys(tag.strip() for tag in tags))}
+    with transaction.atomic():
+        for name, value in fields.items():
+            setattr(skill, name, value)
+        skill.embedding_dirty = skill.embedding_dirty or "tags" in fields
+        skill.save()
+        if groups is not None:
+            skill.groups.set(groups)
+        if "tags" in fields:
+            embed_after_commit(EMBED_SKILLS_TASK, [skill.pk])
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.SKILL_UPDATE,
+            target=f"skill:{skill.path}",
+            detail={
+                **{name: value for name, value in fields.items()},
+                **({"groups": sorted(group.name for group in groups)} if groups is not None else {}),
+            },
+        )
+    return skill
+
+
 def skill_delete(*, actor, skill: Skill) -> None:
     """Remove a skill, by its owner or an administrator (`actor`: the caller's Principal)."""
     if not _may_change(actor, skill):

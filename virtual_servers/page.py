@@ -1,6 +1,7 @@
 """The page of one virtual server (`/virtual-servers/<path>`): what it is, its health from its members',
 the operators' quarantine and limits on it, its MCP URL with a client configuration, its members (each a
-link to its server's page) and the tools clients see under it, with the member and own name behind each.
+link to its server's page), the tools clients see under it, with the member and own name behind each,
+and the skills it serves that the caller may see.
 The same rule as every surface: a virtual server the caller does not see is a 404."""
 
 import json
@@ -14,7 +15,7 @@ from core.targets import TARGETS
 from core.validators import normalize_path
 from servers.clients import gateway_base_url
 from virtual_servers.listing import visible_to
-from virtual_servers.selectors import health_of, tools_seen
+from virtual_servers.selectors import health_of, skills_served, tools_seen
 
 
 @require_GET
@@ -33,6 +34,7 @@ def virtual_server_page(request, principal, virtual_path):
         "health": health_of(virtual, rows)["status"],
         "members": rows,
         "tools": _tools_seen(principal, virtual),
+        "skills": skills_served(virtual, principal),
         "gateway_url": url,
         "client_config": json.dumps({"mcpServers": {slug: {"type": "http", "url": url}}}, indent=2),
         "restrictions": TARGETS.restrictions_of([("virtual_server", virtual.path, ())]).get(virtual.path, []),

@@ -14,6 +14,8 @@ from servers.choices import HealthStatus
 from servers.models import Server, Tool
 from servers.naming import server_name
 from servers.selectors import GATEWAY_FIELDS
+from skills import over_mcp
+from skills.selectors import served_over_mcp
 from virtual_servers.cache import VIRTUALS
 from virtual_servers.mapping import Member, tool_index
 from virtual_servers.models import VirtualMember, VirtualServer
@@ -244,3 +246,18 @@ def schemas_of_servers(servers) -> dict[int, dict[str, dict]]:
 
 def servers_by_path(paths) -> dict[str, Server]:
     return {server.path: server for server in Server.objects.filter(path__in=list(paths))}
+
+
+def skills_served(virtual: VirtualServer, principal) -> list[dict]:
+    """The skills a virtual server serves that `principal` may see, as its page lists them."""
+    served = served_over_mcp(virtual.skills.values_list("pk", flat=True), principal)
+    return [
+        {
+            "path": "/" + entry["uri"].removeprefix(over_mcp.SCHEME).removesuffix(f"/{over_mcp.SKILL_MD}"),
+            "name": entry["frontmatter"].get("name", ""),
+            "description": entry["frontmatter"].get("description", ""),
+            "uri": entry["uri"],
+            "files": len(entry["resources"]),
+        }
+        for entry in served.entries
+    ]

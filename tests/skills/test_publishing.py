@@ -232,3 +232,30 @@ def test_the_internal_api_publishes_and_removes_a_skill_for_deployment_scripts(c
         "skill.publish",
         "skill.delete",
     ]
+
+
+def test_an_administrator_shares_a_skill_with_a_group_in_the_console(author, admin_client, client, member):
+    from django.contrib.auth.models import Group
+
+    publish(author, tar_gz(FILES), visibility="private")
+    skill = Skill.objects.get(path="/pdf-tools")
+    readers = Group.objects.create(name="readers")
+    client.force_login(member("rita", "readers"))
+    before = client.get("/api/skills/pdf-tools").status_code
+
+    saved = admin_client.post(
+        f"/admin/skills/skill/{skill.pk}/change/",
+        {"visibility": "internal", "groups": [readers.pk], "tags": "pdf,documents"},
+    )
+    after = client.get("/api/skills/pdf-tools")
+
+    assert (before, saved.status_code, after.status_code) == (404, 302, 200)
+    assert after.json()["tags"] == ["pdf", "documents"]
+    events = AuditEvent.objects.filter(action="skill.update", target="skill:/pdf-tools").order_by("pk")
+    assert [event.detail for event in events] == [
+        {"visibility": "internal", "tags": ["pdf", "documents"]},
+        {"groups": ["readers"]},
+    ]
+    page = admin_client.get(f"/admin/skills/skill/{skill.pk}/change/").content.decode()
+    assert 'name="description"' not in page  # what it holds is its versions', never edited here
+    assert admin_client.get("/admin/skills/skill/add/").status_code == 403

@@ -60,3 +60,30 @@ def test_whoever_does_not_see_it_gets_a_404_and_a_reader_no_edit_link(client, te
         ("find_notes", "no"),
     ]
     assert hidden.status_code == 404
+
+
+def test_the_page_lists_the_skills_it_serves_that_the_viewer_may_see(client, team, member, scope_factory):
+    from skills.archives import read_folder
+    from skills.services import Origin, skill_version_publish
+
+    def skill(name: str, visibility: str) -> None:
+        front = f"---\nname: {name}\ndescription: The {name} skill.\n---\n\nSteps.\n".encode()
+        files = {"SKILL.md": front, "references/more.md": b"# More\n"}
+        origin = Origin(path="", source="upload")
+        skill_version_publish(actor=None, read=read_folder(files, name), visibility=visibility, origin=origin)
+
+    skill("pdf-tools", "public")
+    skill("secret-notes", "private")
+    virtual_server_create(
+        actor=None,
+        path="/kit",
+        definition={"name": "Kit", "skills": ["/pdf-tools", "/secret-notes"]},
+    )
+    scope_factory("kit", group="kit", server_rules=[{"server": "/kit", "methods": ["*"]}])
+    client.force_login(member("kim", "kit"))
+
+    page = html(client.get("/virtual-servers/kit"))
+
+    assert re.findall(
+        r'<tr data-virtual-skill="([^"]+)">.*?<code>([^<]+)</code>.*?data-label="Files">(\d+)<', page
+    ) == [("/pdf-tools", "skill://pdf-tools/SKILL.md", "2")]
