@@ -80,16 +80,21 @@ class _Rules:
         for match in self.rules.match(data=text.encode("utf-8", "surrogatepass")):
             threat = match.meta.get("threat_type", "")
             severity = match.meta.get("severity") or self.severities.get(threat, MEDIUM)
-            found.append(
-                {
-                    "rule": match.rule,
-                    "severity": severity if severity in SEVERITY_ORDER else MEDIUM,
-                    "category": threat.lower().replace(" ", "_") or "unknown",
-                    "field": field,
-                    "evidence": _evidence(match),
-                }
-            )
+            category = threat.lower().replace(" ", "_") or "unknown"
+            severity = severity if severity in SEVERITY_ORDER else MEDIUM
+            found.append(finding(match.rule, severity, category, field, _evidence(match)))
         return found
+
+
+def finding(rule: str, severity: str, category: str, field: str, evidence: str) -> dict:
+    """One finding, as changes and pins store it (and skills' versions: skills/scanning.py)."""
+    return {
+        "rule": rule,
+        "severity": severity,
+        "category": category,
+        "field": field,
+        "evidence": evidence if len(evidence) <= EVIDENCE_MAX else evidence[: EVIDENCE_MAX - 1] + "…",
+    }
 
 
 def _threat_severities(threats_file: Path) -> dict[str, str]:
@@ -104,8 +109,7 @@ def _threat_severities(threats_file: Path) -> dict[str, str]:
 def _evidence(match) -> str:
     for string in match.strings:
         for instance in string.instances:
-            text = instance.matched_data.decode("utf-8", "replace").strip()
-            return text if len(text) <= EVIDENCE_MAX else text[: EVIDENCE_MAX - 1] + "…"
+            return instance.matched_data.decode("utf-8", "replace").strip()
     return ""
 
 
@@ -140,15 +144,7 @@ def scan(definition: Mapping, siblings: Iterable[str] = ()) -> list[dict]:
     pattern = _references(frozenset(siblings))
     named = set(pattern.findall(described)) - {definition.get("name")} if pattern and described else set()
     if named:
-        findings.append(
-            {
-                "rule": "cross_tool_reference",
-                "severity": LOW,
-                "category": "tool_reference",
-                "field": "description",
-                "evidence": min(named),
-            }
-        )
+        findings.append(finding("cross_tool_reference", LOW, "tool_reference", "description", min(named)))
     return sorted(_unique(findings), key=lambda found: (SEVERITY_ORDER[found["severity"]], found["rule"]))
 
 

@@ -43,20 +43,7 @@ class SkillAdmin(ServiceModelAdmin):
     )
     editable_fields = services.SHARING_FIELDS
     related_fields = ("groups",)
-    readonly_fields = (
-        "path",
-        "name",
-        "description",
-        "owner",
-        "source",
-        "source_url",
-        "mirrored_from",
-        "approved_digest",
-        "license",
-        "compatibility",
-        "allowed_tools",
-        "metadata",
-    )
+    readonly_fields = tuple(name for name in fields if name not in {*services.SHARING_FIELDS, "groups"})
     filter_horizontal = ("groups",)
 
     def may_add(self, principal) -> bool:

@@ -79,7 +79,7 @@ def scan_files(files: dict[str, bytes]) -> list[dict]:
             text = data.decode("utf-8")[:TEXT_MAX]
         except UnicodeDecodeError:
             if path.startswith(SCRIPTS):
-                findings.append(_finding("binary_script", scanning.MEDIUM, path, "not text"))
+                findings.append(scanning.finding("binary_script", scanning.MEDIUM, "skill", path, "not text"))
             findings += pack.yara_match(path, data[: TEXT_MAX * 4])
             continue
         kind = kind_of(path, text)
@@ -93,7 +93,7 @@ def scan_files(files: dict[str, bytes]) -> list[dict]:
             if only is not None and only != kind:
                 continue
             if match := pattern.search(text):
-                findings.append(_finding(rule, severity, path, match.group(0)))
+                findings.append(scanning.finding(rule, severity, "skill", path, match.group(0)))
     order = scanning.SEVERITY_ORDER
     return sorted(findings, key=lambda found: (order[found["severity"]], found["field"], found["rule"]))
 
@@ -109,13 +109,3 @@ def scanner_version() -> str:
 
 def rules_ref() -> str:
     return f"{scanning.rule_set_ref()}+{skill_pack.pack().ref}"
-
-
-def _finding(rule: str, severity: str, path: str, evidence: str) -> dict:
-    return {
-        "rule": rule,
-        "severity": severity,
-        "category": "skill",
-        "field": path,
-        "evidence": evidence[: scanning.EVIDENCE_MAX],
-    }

@@ -65,9 +65,8 @@ class Pack:
         for hit in self.yara.match(data=data):
             strings = [instance for string in hit.strings for instance in string.instances]
             evidence = strings[0].matched_data.decode("utf-8", "replace") if strings else hit.rule
-            found.append(
-                self._finding(hit.rule, self.severities.get(hit.rule, scanning.MEDIUM), path, evidence)
-            )
+            severity = self.severities.get(hit.rule, scanning.MEDIUM)
+            found.append(scanning.finding(hit.rule, severity, "skill-scanner", path, evidence.strip()))
         return found
 
     def signature_match(self, path: str, text: str) -> list[dict]:
@@ -79,18 +78,12 @@ class Pack:
                 continue
             match = next((m for pattern in signature.patterns if (m := pattern.search(text))), None)
             if match is not None and not any(pattern.search(text) for pattern in signature.excluded):
-                found.append(self._finding(signature.rule, signature.severity, path, match.group(0)))
+                found.append(
+                    scanning.finding(
+                        signature.rule, signature.severity, signature.category, path, match.group(0)
+                    )
+                )
         return found
-
-    @staticmethod
-    def _finding(rule: str, severity: str, path: str, evidence: str) -> dict:
-        return {
-            "rule": rule,
-            "severity": severity,
-            "category": "skill-scanner",
-            "field": path,
-            "evidence": " ".join(evidence.split())[: scanning.EVIDENCE_MAX],
-        }
 
 
 def file_type(path: str, text: str | None) -> str:
