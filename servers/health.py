@@ -39,7 +39,7 @@ from servers.check_results import CheckResult
 from servers.choices import HealthStatus, Transport
 from servers.models import Server
 from servers.pins import definition_of
-from servers.served_skills import declares_skills, listed_skills
+from servers.served_skills import skills_of
 from servers.services import server_health_record
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
@@ -160,18 +160,6 @@ async def _list_prompts(client: Client) -> list[dict] | None:
         return None
 
 
-async def _list_skills(client: Client) -> list[dict] | None:
-    """The skills of a server that declares the skills extension (servers/served_skills.py); None when it
-    declares none or cannot list them (the check does not fail for it)."""
-    if not declares_skills(client):
-        return None
-    try:
-        return await listed_skills(client)
-    except Exception:  # noqa: BLE001 - a server's broken skills/list leaves its mirrored skills as they were
-        logger.info("skills/list failed during a health check", exc_info=True)
-        return None
-
-
 async def _whole_list(method: str, fetch, key: str, entry) -> list[dict]:
     """Every item over every page of a list method, first occurrence of a name winning."""
     items: dict[str, dict] = {}
@@ -219,7 +207,7 @@ async def probe(url: str, *, transport: str, headers: dict[str, str], timeout: f
             ) as client:
                 tools = await _list_tools(client)
                 prompts = await _list_prompts(client)
-                skills = await _list_skills(client)
+                skills = await skills_of(client)
     except Exception as exc:  # ExceptionGroup included: anyio task groups wrap the transport's errors
         failure = exc
     elapsed = time.monotonic() - started

@@ -38,8 +38,16 @@ class _SkillsList(mcp_types.Request[mcp_types.PaginatedRequestParams | None, Lit
     params: mcp_types.PaginatedRequestParams | None = None
 
 
-def declares_skills(client) -> bool:
-    return EXTENSION in (client.server_capabilities.extensions or {})
+async def skills_of(client) -> list[dict] | None:
+    """The skills of a server that declares the extension; None when it declares none or cannot list them
+    (its check does not fail for it, and its mirrored skills stay as they were)."""
+    if EXTENSION not in (client.server_capabilities.extensions or {}):
+        return None
+    try:
+        return await listed_skills(client)
+    except Exception:  # noqa: BLE001 - whatever a server's skills/list does, the check goes on
+        logger.info("skills/list failed during a health check", exc_info=True)
+        return None
 
 
 async def listed_skills(client) -> list[dict]:

@@ -55,6 +55,8 @@ class SkillListView(SkillsView):
         principal = principal_of(request)
         if not principal.is_authenticated or (principal.user is None and not principal.is_admin):
             raise ApiError(401, ErrorCode.NOT_AUTHENTICATED, "Publishing a skill needs a signed-in user.")
+        if not isinstance(request.data, dict):
+            raise ApiError(400, ErrorCode.BAD_REQUEST, "Send a form with `archive`, or a JSON object.")
         upload, git = request.FILES.get("archive"), _git_source(request.data)
         if (upload is None) == (git is None):
             raise ApiError(

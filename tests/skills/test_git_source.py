@@ -158,3 +158,12 @@ def test_an_archive_and_a_repository_at_once_are_refused(author, repository):
 
     assert refused.status_code == 400
     assert refused.json()["detail"].startswith("Send the skill's folder as `archive`")
+
+
+def test_a_body_that_is_no_object_is_a_400_not_a_failure(author):
+    refused = author.post("/api/skills", [None, None], content_type="application/json")
+
+    assert (refused.status_code, refused.json()["detail"]) == (
+        400,
+        "Send a form with `archive`, or a JSON object.",
+    )
