@@ -135,7 +135,12 @@ class IssuedToken(models.Model):
 
 
 class AuditEvent(models.Model):
-    """One mutation: who did what to which object, and when. Written by services, never edited."""
+    """One mutation: who did what to which object, and when. Written by services, never edited.
+
+    Each row joins the audit chain once its transaction commits (accounts/services/audit_chain.py):
+    `chain_seq` its place, `prev_hash` the hash of the row before it, `row_hash` the sha256 of its
+    canonical JSON with that hash (accounts/audit_hashing.py), so an edited, deleted or reordered row
+    breaks every link after it (`manage.py audit_verify`)."""
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -145,11 +150,17 @@ class AuditEvent(models.Model):
     target = models.CharField(max_length=300, db_index=True, help_text="kind:identifier, e.g. server:/time")
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    chain_seq = models.BigIntegerField(null=True, blank=True, unique=True, editable=False)
+    prev_hash = models.CharField(max_length=64, blank=True, editable=False)
+    row_hash = models.CharField(max_length=64, blank=True, editable=False)
 
     objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["id"], condition=models.Q(chain_seq__isnull=True), name="audit_unchained")
+        ]
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.action} {self.target}"
@@ -161,3 +172,26 @@ class AuditEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise PermissionError("audit events are append-only")
+
+
+class AuditCheckpoint(models.Model):
+    """The registry's signed word on the audit chain at a point: the hash of row `chain_seq` (a JWS by the
+    attestation key, core/attestations.py). Written on a schedule, and when retention removes old rows
+    (then it holds the hash of the last row removed, which the first kept row links to), so a chain
+    rebuilt after an edit, or cut short, does not verify against them."""
+
+    class Kind(models.TextChoices):
+        SCHEDULED = "scheduled", "Scheduled"
+        RETENTION = "retention", "Before the rows retention removed"
+
+    chain_seq = models.BigIntegerField(db_index=True)
+    row_hash = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    signature = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-chain_seq", "-id"]
+
+    def __str__(self) -> str:
+        return f"audit checkpoint #{self.chain_seq} ({self.kind})"

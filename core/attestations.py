@@ -71,6 +71,19 @@ def sign(claims: dict) -> str:
     return jwt.encode(claims, key, algorithm=ALGORITHM, headers={"kid": kid, "typ": TYPE})
 
 
+def verified(token: str) -> dict | None:
+    """The claims of a JWS one of the attestation keys signed, or None (a bad signature, an unknown key,
+    not a JWS at all)."""
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+        key = next((key for key_id, key in _configured() if key_id == kid), None)
+        if key is None:
+            return None
+        return jwt.decode(token, key.public_key(), algorithms=[ALGORITHM], options={"verify_aud": False})
+    except jwt.PyJWTError:
+        return None
+
+
 def jwks() -> dict:
     """Every attestation key's public half, as a JWK Set."""
     keys = []

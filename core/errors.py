@@ -180,11 +180,16 @@ def _first_invalid(errors) -> str:
 
 def drf_exception_handler(exc, context):
     """DRF's handler, reshaped into the one error format (or the /v0.1 one under /v0.1)."""
-    from django.core.exceptions import RequestDataTooBig
+    from django.core.exceptions import PermissionDenied, RequestDataTooBig
+    from django.http import Http404
     from rest_framework.views import exception_handler  # DRF's views import the auth classes, which import us
 
     if isinstance(exc, RequestDataTooBig):  # the ASGI guard refuses these first; the test client reaches here
         exc = ApiError(413, ErrorCode.PAYLOAD_TOO_LARGE, "The request body is too large.")
+    elif isinstance(exc, Http404):  # DRF answers these as its own, but hands its handler the Django one
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     response = exception_handler(exc, context)
     if response is None:
         return None

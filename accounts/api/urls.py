@@ -1,6 +1,6 @@
 from django.urls import path
 
-from accounts.api import views
+from accounts.api import audit, views
 
 app_name = "accounts-api"
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("api/tokens/generate", views.TokenGenerateView.as_view(), name="tokens-generate"),
     path("api/tokens/<str:jti>", views.TokenView.as_view(), name="token-detail"),
     path("api/admin/tokens", views.AdminTokenView.as_view(), name="admin-tokens"),
+    path("api/audit/export", audit.AuditExportView.as_view(), name="audit-export"),
 ]

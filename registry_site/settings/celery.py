@@ -41,6 +41,10 @@ HEALTH_CHECK_INTERVAL_SECONDS = env.int("HEALTH_CHECK_INTERVAL_SECONDS", default
 HEALTH_CHECK_TIMEOUT_SECONDS = env.int("HEALTH_CHECK_TIMEOUT_SECONDS", default=10)
 # Unhealthy servers are re-checked sooner, backing off from this to the interval (servers/recheck.py).
 HEALTH_RECHECK_MIN_SECONDS = env.int("HEALTH_RECHECK_MIN_SECONDS", default=15)
+# The audit chain (accounts/services/audit_chain.py): how often the registry signs a checkpoint of it, and
+# how many days of rows it keeps (0: every row, for ever).
+AUDIT_CHECKPOINT_INTERVAL_SECONDS = env.int("AUDIT_CHECKPOINT_INTERVAL_SECONDS", default=3600)
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=0)
 
 CELERY_BEAT_SCHEDULE = {
     # Health of every enabled server: one check task per server, each bounded by the check timeout.
@@ -116,6 +120,23 @@ CELERY_BEAT_SCHEDULE = {
         "task": "search.embed_skills_task",
         "schedule": 30.0,
         "options": {"expires": 25},
+    },
+    # The audit chain: rows a process left unchained (it died between its commit and the chaining), a
+    # signed checkpoint, and retention by age that keeps the chain verifiable.
+    "audit-chain": {
+        "task": "accounts.audit_chain_task",
+        "schedule": 30.0,
+        "options": {"expires": 25},
+    },
+    "audit-checkpoint": {
+        "task": "accounts.audit_checkpoint_task",
+        "schedule": float(AUDIT_CHECKPOINT_INTERVAL_SECONDS),
+        "options": {"expires": max(1, AUDIT_CHECKPOINT_INTERVAL_SECONDS - 1)},
+    },
+    "audit-retention": {
+        "task": "accounts.audit_retention_task",
+        "schedule": 24 * 3600.0,
+        "options": {"expires": 3600},
     },
     # Buffered metrics to PostgreSQL. A flush that dies leaves its hand-off for a later one.
     "flush-metrics": {

@@ -103,3 +103,13 @@ def test_favicon_ico_leads_to_the_consoles_icon(client):
     response = client.get("/favicon.ico")
 
     assert (response.status_code, response["Location"]) == (301, "/static/favicon.svg")
+
+
+@pytest.mark.django_db
+def test_a_format_no_renderer_offers_is_a_404_in_the_one_error_format(client, member):
+    client.force_login(member("ada", "nobody"))
+
+    answer = client.get("/api/skills?format=yaml")
+
+    assert answer.status_code == 404
+    assert (answer.json()["error_code"], answer.json()["detail"]) == ("not_found", "Not found.")
