@@ -37,6 +37,7 @@ from gateway import (
     quotas,
     routing,
     sessions,
+    tracing,
 )
 from gateway.epochs import request_epochs
 from gateway.sign_in import SignInRefused
@@ -133,8 +134,10 @@ class Gateway(front.Front):
                 methods = [method for method, _ in checked.calls]
                 judged = await decision.counted(rules, principal, reached, methods)
                 if not judged.allowed:
+                    tracing.refused_all(checked.trace, "a limit was reached", "limit_exceeded")
                     return await forwarding.json_answer(send, *quotas.mcp_refusal(judged, checked))
                 send = forwarding.headers_added(send, judged.headers)
+                checked.forward = tracing.forwarded(checked.trace, checked.forward, url)
             body = checked.forward_body(raw)
         elif not principal.allows_mcp(server_path, jsonrpc.INITIALIZE):
             raise routing.Refusal(
@@ -147,7 +150,10 @@ class Gateway(front.Front):
         if route.virtual is not None and target.endpoint == "messages":
             return await virtual_sse.post(scope, send, route, checked, None, epochs)
         if route.virtual is not None:
-            return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs)
+            try:
+                return await virtual.answer(scope, receive, send, route, checked, method, session_id, epochs)
+            finally:
+                tracing.ended_all(checked.trace if checked is not None else None, {}, "cancelled")
         offered = (
             frozenset()
             if headers.has_param_headers(scope)
@@ -183,13 +189,23 @@ class Gateway(front.Front):
             await forwarding.json_answer(send, *answered)
 
         await ordering.after(earlier)
+        trace = checked.trace if checked is not None else None
         try:
             await exchange.carried(route.server, principal, epochs.principals, url, attempt, over_share, send)
         except (CredentialMissing, SignInRefused) as lost:
+            tracing.refused_all(
+                trace, "the caller has no usable credential for the server", "credential_missing"
+            )
             missing = lost if isinstance(lost, CredentialMissing) else lost.missing(route.server)
             return await _without_credential(scope, send, route.server, principal, checked, method, missing)
         except CredentialUnavailable as unavailable:
+            tracing.ended_all(trace, {}, "upstream_unavailable")
             raise routing.Refusal(502, ErrorCode.UPSTREAM_UNAVAILABLE, str(unavailable)) from None
+        except routing.Refusal as refusal:
+            tracing.ended_all(trace, {}, str(refusal.code))
+            raise
+        finally:
+            tracing.ended_all(trace, {}, "cancelled")  # what no answer ended (the client left)
         if method == "DELETE" and session_id:
             await sessions.unbind(server_path, session_id)
             if deferred.is_deferred(session_id):
@@ -230,6 +246,7 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):
         request_id = read[0].raw.get("id") if len(read) == 1 else None
         return None, (400, jsonrpc.error_message(request_id, jsonrpc.HEADER_MISMATCH, problem))
     checked = messages.check_messages(batch, read, principal, server_path)
+    checked.trace = tracing.received_all(scope, read, checked)
     if endpoint == "messages" and checked.denied:
         messages.stand_in_denied(checked)
     if not checked.forward:

@@ -15,7 +15,7 @@ from functools import partial
 from django.conf import settings
 
 from core.errors import ErrorCode
-from gateway import front, headers, messages, sessions, streams, telemetry, upstream
+from gateway import front, headers, messages, sessions, streams, telemetry, tracing, upstream
 from gateway.routing import Refusal, Route
 from gateway.sign_in import sign_in_refused
 
@@ -152,6 +152,8 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str,
                     f"The server's answer is larger than the gateway's limit of {limit} bytes "
                     "for answers it filters."
                 )
+            if body is not None and checked is not None and checked.trace is not None:
+                send.scan.outcomes = tracing.outcomes(messages.decoded(body))
             body, send.scan.failed = messages.merged_json(body, denied, principal, server_path, rename)
         except messages.Unfilterable as unfilterable:
             text = str(unfilterable) or "The server's answer could not be read to filter it."
@@ -200,6 +202,7 @@ class _JsonScan:
     def __init__(self):
         self.head = bytearray()
         self.failed: set = set()
+        self.outcomes: dict = {}
 
     def feed(self, chunk: bytes) -> bytes:
         if len(self.head) <= streams.SCAN_LIMIT:
@@ -211,12 +214,17 @@ class _JsonScan:
             answer = messages.decoded(bytes(self.head))
             if answer is not messages.UNREADABLE:
                 self.failed = messages.failed_ids(answer)
+                if tracing.ENABLED:
+                    self.outcomes = tracing.outcomes(answer)
         return b""
 
 
 async def _report(route: Route, outbound: Outbound, checked, sender: _Sender) -> None:
     """tool_execution and protocol_latency metrics of one proxied POST (gateway/telemetry.py), once its
     answer is out or its client has left; nothing when the server never answered."""
+    if checked is not None and checked.trace is not None:
+        failure = str(sender.status) if sender.status is not None and sender.status >= 400 else None
+        tracing.ended_all(checked.trace, sender.scan.outcomes, failure)
     if checked is None or not checked.calls or sender.status is None:
         return
     session_id, http_ok = sender.session_id, sender.status < 400
@@ -241,6 +249,7 @@ async def _report(route: Route, outbound: Outbound, checked, sender: _Sender) ->
 
 class _Scan:
     failed: set = frozenset()
+    outcomes: dict = {}  # noqa: RUF012 - never written: a reader replaces it
 
 
 class _Sender:

@@ -32,6 +32,7 @@ class Checked:
     dropped: int = 0  # denied notifications: nobody to answer, not forwarded
     opens_session: bool = False  # an `initialize` is forwarded: the answer may name a new session
     stand_ins: int = 0  # SSE transport: denied requests forwarded as a method no server has
+    trace: object = None  # the requests' spans when tracing is on (gateway/tracing.py)
 
     @property
     def untouched(self) -> bool:
@@ -44,7 +45,7 @@ class Checked:
         return bool(self.lists or self.denied)
 
     def forward_body(self, raw: bytes) -> bytes:
-        if self.untouched:
+        if self.untouched and self.trace is None:
             return raw
         payload = self.forward if self.batch else self.forward[0]
         return json.dumps(payload, separators=(",", ":")).encode()

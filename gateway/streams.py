@@ -23,7 +23,7 @@ import json
 import re
 
 from accounts.principal import Principal
-from gateway import jsonrpc, messages
+from gateway import jsonrpc, messages, tracing
 
 SCAN_LIMIT = 64 * 1024  # events read for metrics only when at most this long
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -79,6 +79,7 @@ class EventStream:
         # a virtual server's member (gateway/virtual/asks.py): renames messages and event ids
         self.rename = rename
         self.failed: set = set()
+        self.outcomes: dict = {}  # error.type by id, when tracing (gateway/tracing.py)
         self.rest = b""  # an unfinished line
         self.lines: list[bytes] = []  # the lines of the unfinished event
         self.size = 0
@@ -205,6 +206,8 @@ class EventStream:
                 else event
             )
         self.failed |= messages.failed_ids(message)
+        if tracing.ENABLED:
+            self.outcomes.update(tracing.outcomes(message))
         if not self.filtering:
             return event
         filtered = messages.filter_answer(message, self.principal, self.server_path, data)

@@ -20,6 +20,7 @@ from django.urls import re_path  # noqa: E402
 from agents.routing import websocket_urlpatterns as health_websockets  # noqa: E402
 from catalog.page_answers import PageAnswers  # noqa: E402
 from core.websockets import NotFoundConsumer  # noqa: E402
+from gateway import tracing  # noqa: E402
 from gateway.a2a.app import AgentGateway  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
@@ -27,6 +28,7 @@ from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
 
 heartbeat_forever()  # websocket uptime, counted across web processes
+tracing.configure()  # traces of the gateway's traffic, when an OTLP endpoint is set (docs/observability.md)
 
 django_http = WsgiInThreads(django_wsgi_app, threads=settings.WEB_THREADS)
 guarded_django = RequestGuard(django_http, max_body=lambda: settings.MAX_REQUEST_BODY_BYTES)

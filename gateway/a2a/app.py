@@ -46,6 +46,7 @@ from gateway import (
     quotas,
     sessions,
     streams,
+    tracing,
     upstream,
 )
 from gateway.a2a import asks, calls, metrics, params, pushes, tasks
@@ -184,12 +185,24 @@ async def _judged_and_forwarded(
     credential for the agent found (`epoch`: the principals' and credentials'), forwarded (once more
     after a refused sign-in is refreshed), the answer passed back."""
     target = Target(TargetKind.AGENT, agent.path)
+    call.trace = tracing.a2a_received(scope, call, agent)
+    try:
+        await _carried(scope, receive, send, agent, principal, call, raw, rules, epoch, target)
+    finally:
+        tracing.ended(call.trace, "cancelled")  # what no answer ended (the client left, the agent failed)
+
+
+async def _carried(
+    scope, receive, send, agent, principal, call: calls.Call, raw: bytes, rules, epoch, target
+):
     asked = jsonrpc.Message(raw={}, kind="request", method=call.method)
     judged = await decision.judged_calls(rules, principal, target, [asked])
     if judged.denied:
+        tracing.refused(call.trace, judged.denied[0], str(calls.ACCESS_DENIED))
         return await forwarding.json_answer(send, *call.refused(calls.ACCESS_DENIED, judged.denied[0]))
     if not judged.limits.allowed:
         status, code, text, data, extra = quotas.refusal(judged.limits)
+        tracing.refused(call.trace, text, str(code))
         return await forwarding.json_answer(send, *call.refused(code, text, data, status), extra)
     send = forwarding.headers_added(send, judged.limits.headers)
     owner = sessions.owner(principal)
@@ -242,6 +255,7 @@ async def _exchanged(
                     task.cancel()
                 await asyncio.gather(relay, watch, return_exceptions=True)
                 ok = response.status == 200 and not seen.failed
+                tracing.ended(call.trace, None if ok else "stream_error")
                 return metrics.report(
                     agent.path, method, success=ok, started=started, sent=len(raw), received=seen.received
                 )
@@ -266,6 +280,7 @@ async def _answer(send, status: int, body: bytes, agent_path: str, owner: str, c
     except ValueError:
         answer = None
     result = call.result(answer)
+    tracing.a2a_answered(call.trace, answer, result)
     if call.method in tasks.SENDS and result is not None:
         await tasks.claim(agent_path, owner, *tasks.created(result))
     if call.method in tasks.LISTS and isinstance(result, dict) and isinstance(result.get("tasks"), list):

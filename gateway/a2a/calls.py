@@ -48,6 +48,7 @@ class Call:
     path: str = ""  # REST: what follows `.../a2a`, with its query
     path_task: str | None = None  # REST: the task its path names
     query: str = ""  # REST: the query string
+    trace: object = None  # its span when tracing is on (gateway/tracing.py)
 
     def refused(
         self, code: int, text: str, data: dict | None = None, status: int | None = None

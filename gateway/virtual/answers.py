@@ -24,7 +24,7 @@ import secrets
 
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, sessions
+from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, sessions, tracing
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
@@ -103,7 +103,9 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
             continue
         if "id" not in message:
             continue  # notifications are the gateway's own to take
-        reply, new_session = await _reply(virtual, caller, message)
+        traced = tracing.exchange_of(checked, message)
+        reply, new_session = await _reply(virtual, caller, message, traced)
+        tracing.ended(traced, tracing.outcome(reply))
         if caller.stateless and "result" in reply:
             reply = {**reply, "result": {**STATELESS_RESULT, **reply["result"]}}
         opened = opened or new_session
@@ -115,7 +117,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
     return await forwarding.json_answer(send, 200, replies if checked.batch else replies[0], extra)
 
 
-async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | None]:
+async def _reply(virtual, caller: Caller, message: dict, traced=None) -> tuple[dict, str | None]:
     """(the answer to one request, the session it opened if it was `initialize`)."""
     method, request_id = message["method"], message["id"]
     if method == "initialize":
@@ -142,7 +144,9 @@ async def _reply(virtual, caller: Caller, message: dict) -> tuple[dict, str | No
             return found, None
         member, routed = found["member"], found["message"]
         if refused := await virtual_judged.refused(caller, member, message, routed):
+            tracing.refused(traced, refused[0]["error"]["message"], str(refused[0]["error"]["code"]))
             return refused[0], None  # in a batch or beside others: the error alone
+        routed = tracing.upstream(traced, routed, member.server.proxy_pass_url, name=tracing.name_of(routed))
         try:
             return await virtual_members.ask(caller, member, routed), None
         except MemberFailed as failed:
@@ -313,10 +317,14 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
     if "error" in found:
         return await forwarding.json_answer(send, 200, found)
     member, routed = found["member"], found["message"]
+    traced = tracing.exchange_of(checked, message)
     if refused := await virtual_judged.refused(caller, member, message, routed):
         error, status, headers = refused
+        tracing.refused(traced, error["error"]["message"], str(error["error"]["code"]))
         return await forwarding.json_answer(send, status, error, headers)
+    routed = tracing.upstream(traced, routed, member.server.proxy_pass_url, name=tracing.name_of(routed))
     member_checked = messages.check_messages(*jsonrpc.read(routed), principal, member.server.path)
+    member_checked.trace = tracing.alone(checked, message)
     member_route = Route(server=member.server, principal=principal)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
     body = json.dumps(routed, separators=(",", ":")).encode()
