@@ -28,7 +28,11 @@ OTEL_SERVICE_NAME = env.str("OTEL_SERVICE_NAME", default="mcp-metrics-service")
 OTEL_PROMETHEUS_ENABLED = env.bool("OTEL_PROMETHEUS_ENABLED", default=True)
 OTEL_PROMETHEUS_HOST = env.str("OTEL_PROMETHEUS_HOST", default="127.0.0.1")
 OTEL_PROMETHEUS_PORT = env.int("OTEL_PROMETHEUS_PORT", default=9465)
-OTEL_OTLP_ENDPOINT = env.str("OTEL_OTLP_ENDPOINT", default="").rstrip("/")
+# The metrics' OTLP collector; the SDK's standard variable (which also turns traces on: gateway/tracing.py)
+# stands for it when it is not set.
+OTEL_OTLP_ENDPOINT = env.str(
+    "OTEL_OTLP_ENDPOINT", default=env.str("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+).rstrip("/")
 OTEL_EXPORT_INTERVAL_SECONDS = env.float("OTEL_EXPORT_INTERVAL_SECONDS", default=15.0)
 
 # -- the registry's own client -----------------------------------------------------------------------
