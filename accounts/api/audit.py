@@ -44,7 +44,7 @@ class AuditExportView(APIView):
             OpenApiParameter("limit", OpenApiTypes.INT, description=f"rows, at most {MAX_LIMIT}"),
             OpenApiParameter("format", OpenApiTypes.STR, enum=list(FORMATS)),
         ],
-        responses={200: OpenApiTypes.STR},
+        responses={(200, media): OpenApiTypes.STR for media in sorted(set(CONTENT_TYPES.values()))},
         errors=(400, 401, 403),
     )
     def get(self, request):

@@ -259,10 +259,11 @@ def test_enabling_queues_a_health_check_and_disabling_does_not(
     named = [[getattr(callback, "__qualname__", "") for callback in each] for each in (disabling, enabling)]
     assert [sorted(names) for names in named] == [
         # the route, listings and virtual servers' caches are invalidated again on commit (servers/cache.py,
-        # virtual_servers/cache.py: a disabled server is no virtual server's member meanwhile)
-        ["EpochCache._bump_now"] * 3 + ["entry_changed.<locals>.<lambda>"],
+        # virtual_servers/cache.py: a disabled server is no virtual server's member meanwhile), and each
+        # audit row joins the audit chain (accounts/services/audit_chain.py)
+        ["EpochCache._bump_now"] * 3 + ["audit_chain_extend", "entry_changed.<locals>.<lambda>"],
         ["EpochCache._bump_now"] * 3
-        + ["entry_changed.<locals>.<lambda>", "server_refresh.<locals>.<lambda>"],
+        + ["audit_chain_extend", "entry_changed.<locals>.<lambda>", "server_refresh.<locals>.<lambda>"],
     ]
 
 
