@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from gateway import headers, jsonrpc
+
 ENABLED = False
 _provider = None
 SCOPE = "mcp-gateway-registry.gateway"
@@ -130,8 +132,6 @@ def received_all(scope, read, checked) -> Traced | None:
     one rule made of them); a request the rule refused has its span ended with the refusal."""
     if not ENABLED:
         return None
-    from gateway import headers, jsonrpc
-
     http = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
     session_id = headers.first(scope, b"mcp-session-id") or ""
     version = headers.first(scope, b"mcp-protocol-version") or ""
@@ -224,8 +224,6 @@ def forwarded(traced: Traced | None, messages: list, url: str) -> list:
     """`messages` as they go upstream, each request with its CLIENT span's context in `params._meta`."""
     if traced is None:
         return messages
-    from gateway import jsonrpc
-
     return [
         upstream(traced.exchanges.get(jsonrpc.id_key(m.get("id"))), m, url)
         if "method" in m and "id" in m
@@ -254,8 +252,6 @@ def exchange_of(checked, message: dict) -> Exchange | None:
     """The exchange of one request of a checked body (None when tracing is off)."""
     if checked is None or checked.trace is None or "id" not in message:
         return None
-    from gateway import jsonrpc
-
     return checked.trace.exchanges.get(jsonrpc.id_key(message["id"]))
 
 
@@ -264,8 +260,6 @@ def alone(checked, message: dict) -> Traced | None:
     exchange = exchange_of(checked, message)
     if exchange is None:
         return None
-    from gateway import jsonrpc
-
     return Traced({jsonrpc.id_key(message["id"]): exchange})
 
 
@@ -276,8 +270,6 @@ def name_of(message: dict) -> str | None:
 
 def outcomes(answer) -> dict:
     """`error.type` of each answer of a decoded answer (or batch), by id key (None for a success)."""
-    from gateway import jsonrpc
-
     answers = answer if isinstance(answer, list) else [answer]
     return {jsonrpc.id_key(a.get("id")): outcome(a) for a in answers if isinstance(a, dict) and "id" in a}
 
@@ -301,8 +293,6 @@ def a2a_received(scope, call, agent) -> Exchange | None:
     """The SERVER span of an A2A call (`call`: gateway/a2a/calls.Call), its parent the HTTP trace context."""
     if not ENABLED:
         return None
-    from gateway import headers
-
     http_headers = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
     message = call.params.get("message") if isinstance(call.params.get("message"), dict) else {}
     attributes = {
