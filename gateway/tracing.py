@@ -17,17 +17,23 @@ For each MCP request the gateway receives and forwards:
 - on both, `error.type` (the JSON-RPC error code as a string, or `tool_error` for a result with `isError`)
   and `rpc.response.status_code`, and status ERROR when `error.type` is set;
 - refusals (the rule, quarantine, limits, pins, blocks, a missing credential) as a `gateway.refusal` event
-  with the reason, never the caller's token or arguments."""
+  with the reason, never the caller's token or arguments;
+- a tool call's arguments and result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`) only when
+  TRACE_CAPTURE_CONTENT is on (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`), passed through the
+  one redaction rule (core/redaction.py) and cut to CAPTURED_MAX characters."""
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from core.redaction import redacted
 from gateway import headers, jsonrpc
 
 ENABLED = False
@@ -36,6 +42,7 @@ SCOPE = "mcp-gateway-registry.gateway"
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 TOOL_ERROR = "tool_error"
+CAPTURED_MAX = 4096
 _tracer = None
 
 
@@ -160,6 +167,8 @@ def _target(method: str, params: dict, attributes: dict) -> str:
     name = params.get("name") if isinstance(params.get("name"), str) else ""
     if method == "tools/call" and name:
         attributes |= {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name[:200]}
+        if settings.TRACE_CAPTURE_CONTENT:
+            attributes["gen_ai.tool.call.arguments"] = captured(params.get("arguments"))
         return name[:200]
     if method == "prompts/get" and name:
         attributes["gen_ai.prompt.name"] = name[:200]
@@ -204,11 +213,19 @@ def refused(exchange: Exchange | None, reason: str, error_type: str) -> None:
     ended(exchange, error_type)
 
 
-def ended(exchange: Exchange | None, error_type: str | None) -> None:
-    """End both spans (once), with `error_type` when the answer was an error."""
+def captured(value) -> str:
+    """A captured argument or result: redacted, as JSON, cut to CAPTURED_MAX characters."""
+    return json.dumps(redacted(value), ensure_ascii=False, separators=(",", ":"), default=str)[:CAPTURED_MAX]
+
+
+def ended(exchange: Exchange | None, error_type: str | None, result=None) -> None:
+    """End both spans (once), with `error_type` when the answer was an error (`result`: the tool call's
+    result, captured when TRACE_CAPTURE_CONTENT is on)."""
     if exchange is None or exchange.ended:
         return
     exchange.ended = True
+    if result is not None and settings.TRACE_CAPTURE_CONTENT:
+        exchange.server.set_attribute("gen_ai.tool.call.result", captured(result))
     for span in (exchange.client, exchange.server):
         if span is None:
             continue
@@ -238,7 +255,8 @@ def ended_all(traced: Traced | None, outcomes: dict, failure: str | None = None)
     if traced is None:
         return
     for key, exchange in traced.exchanges.items():
-        ended(exchange, failure if failure is not None else outcomes.get(key))
+        error_type, result = outcomes.get(key, (None, None))
+        ended(exchange, failure if failure is not None else error_type, result)
 
 
 def refused_all(traced: Traced | None, reason: str, error_type: str) -> None:
@@ -269,9 +287,14 @@ def name_of(message: dict) -> str | None:
 
 
 def outcomes(answer) -> dict:
-    """`error.type` of each answer of a decoded answer (or batch), by id key (None for a success)."""
+    """(`error.type`, its result) of each answer of a decoded answer (or batch), by id key (`error.type`
+    None for a success)."""
     answers = answer if isinstance(answer, list) else [answer]
-    return {jsonrpc.id_key(a.get("id")): outcome(a) for a in answers if isinstance(a, dict) and "id" in a}
+    return {
+        jsonrpc.id_key(a.get("id")): (outcome(a), a.get("result"))
+        for a in answers
+        if isinstance(a, dict) and "id" in a
+    }
 
 
 def outcome(answer) -> str | None:

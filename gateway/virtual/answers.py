@@ -105,7 +105,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
             continue  # notifications are the gateway's own to take
         traced = tracing.exchange_of(checked, message)
         reply, new_session = await _reply(virtual, caller, message, traced)
-        tracing.ended(traced, tracing.outcome(reply))
+        tracing.ended(traced, tracing.outcome(reply), reply.get("result"))
         if caller.stateless and "result" in reply:
             reply = {**reply, "result": {**STATELESS_RESULT, **reply["result"]}}
         opened = opened or new_session

@@ -171,6 +171,9 @@ SKILL_MAX_BYTES = env.int("SKILL_MAX_BYTES", default=5 * 1024 * 1024)
 SKILL_SOURCE_ALLOWED_HOSTS = env.list("SKILL_SOURCE_ALLOWED_HOSTS", default=[])
 SKILL_SOURCE_ALLOW_LOOPBACK = env.bool("SKILL_SOURCE_ALLOW_LOOPBACK", default=False)
 SKILL_SOURCE_TIMEOUT_SECONDS = env.int("SKILL_SOURCE_TIMEOUT_SECONDS", default=60)
+# Traces (gateway/tracing.py): whether a tool call's arguments and result go on its span, redacted. The
+# variable is the OpenTelemetry GenAI instrumentations' own.
+TRACE_CAPTURE_CONTENT = env.bool("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", default=False)
 # Signed attestations of scans (core/attestations.py): PEM files of P-256 keys, the first signing.
 ATTESTATION_KEY_FILES = env.list("ATTESTATION_KEY_FILES", default=[str(VAR_DIR / "attestation_key.pem")])
 # How late "last used" of tokens and applications may be: each process writes its notes this often.

@@ -61,7 +61,7 @@ def test_a_refusal_shows_its_message_and_when_to_try_again(sized, cleo, time_ser
         caller="cleo",
         target_kind="server",
         target="/clock",
-        windows=[{"per": "minute", "limit": 1}],
+        windows=[{"per": "hour", "limit": 1}],  # an hour: two calls never fall in two windows
     )
     log_in(page, "cleo", "/login?next=/servers/clock")
 

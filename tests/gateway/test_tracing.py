@@ -50,6 +50,11 @@ def tools_app():
         return json.dumps({key: seen.get(key) for key in ("traceparent", "tracestate")})
 
     @server.tool()
+    def login(user: str, password: str) -> str:
+        """Sign in."""
+        return f"welcome {user}"
+
+    @server.tool()
     def broken() -> str:
         """Always fails."""
         raise ToolError("the tool failed")
@@ -61,7 +66,7 @@ def tools_app():
 def upstream():
     running = UvicornThread(tools_app(), loopback_socket()).start()
     server = ServerFactory(path="/tools", name="Tools", proxy_pass_url=running.url("/mcp"))
-    for name in ("add", "meta_seen", "broken"):
+    for name in ("add", "meta_seen", "login", "broken"):
         ToolFactory(server=server, name=name)
     yield server
     running.stop()
@@ -111,6 +116,29 @@ def test_a_call_through_a_virtual_server_is_a_server_span_with_a_client_child_na
     assert server.attributes["mcp.session.id"]
     assert "error.type" not in server.attributes
     assert server.status.status_code == StatusCode.UNSET
+    assert "gen_ai.tool.call.arguments" not in server.attributes  # captured only when asked for
+
+
+def test_arguments_and_results_are_captured_redacted_when_asked_for(
+    gateway, upstream, spans, caller, settings
+):
+    settings.TRACE_CAPTURE_CONTENT = True
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        return (await client.call_tool("login", {"user": "ada", "password": "hunter2"})).content[0].text
+
+    assert run(gateway.url("/tools/mcp"), token, work) == "welcome ada"
+    server = next(
+        s for s in spans.get_finished_spans() if s.kind == SpanKind.SERVER and s.name == "tools/call login"
+    )
+
+    assert json.loads(server.attributes["gen_ai.tool.call.arguments"]) == {
+        "user": "ada",
+        "password": "[redacted]",
+    }
+    assert json.loads(server.attributes["gen_ai.tool.call.result"])["content"][0]["text"] == "welcome ada"
+    assert "hunter2" not in json.dumps(dict(server.attributes))
 
 
 def test_the_upstream_receives_the_trace_context_in_params_meta(gateway, upstream, spans, caller):
