@@ -152,9 +152,10 @@ async def _answer(response, send: _Sender, route: Route, checked, endpoint: str,
                     f"The server's answer is larger than the gateway's limit of {limit} bytes "
                     "for answers it filters."
                 )
-            if body is not None and checked is not None and checked.trace is not None:
-                send.scan.outcomes = tracing.outcomes(messages.decoded(body))
+            answered = body
             body, send.scan.failed = messages.merged_json(body, denied, principal, server_path, rename)
+            if send.scan.failed or (checked is not None and checked.trace is not None):  # read again: rare
+                send.scan.outcomes = tracing.outcomes(messages.decoded(answered))
         except messages.Unfilterable as unfilterable:
             text = str(unfilterable) or "The server's answer could not be read to filter it."
             if checked is None:
@@ -214,8 +215,7 @@ class _JsonScan:
             answer = messages.decoded(bytes(self.head))
             if answer is not messages.UNREADABLE:
                 self.failed = messages.failed_ids(answer)
-                if tracing.ENABLED:
-                    self.outcomes = tracing.outcomes(answer)
+                self.outcomes = tracing.outcomes(answer)
         return b""
 
 
@@ -239,7 +239,9 @@ async def _report(route: Route, outbound: Outbound, checked, sender: _Sender) ->
         client_name=client_name,
         calls=checked.calls,
         failed_ids=sender.scan.failed,
+        outcomes=sender.scan.outcomes,
         call_ids=checked.call_ids,
+        received=checked.received_at,
         started=sender.created,
         input_bytes=len(outbound.body),
         output_bytes=sender.sent,

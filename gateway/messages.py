@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -33,6 +34,7 @@ class Checked:
     opens_session: bool = False  # an `initialize` is forwarded: the answer may name a new session
     stand_ins: int = 0  # SSE transport: denied requests forwarded as a method no server has
     trace: object = None  # the requests' spans when tracing is on (gateway/tracing.py)
+    received_at: float = field(default_factory=time.perf_counter)  # when the gateway had the body
 
     @property
     def untouched(self) -> bool:

@@ -79,7 +79,7 @@ class EventStream:
         # a virtual server's member (gateway/virtual/asks.py): renames messages and event ids
         self.rename = rename
         self.failed: set = set()
-        self.outcomes: dict = {}  # error.type by id, when tracing (gateway/tracing.py)
+        self.outcomes: dict = {}  # (error.type, result) by id (gateway/tracing.py)
         self.rest = b""  # an unfinished line
         self.lines: list[bytes] = []  # the lines of the unfinished event
         self.size = 0
@@ -206,8 +206,7 @@ class EventStream:
                 else event
             )
         self.failed |= messages.failed_ids(message)
-        if tracing.ENABLED:
-            self.outcomes.update(tracing.outcomes(message))
+        self.outcomes.update(tracing.outcomes(message))
         if not self.filtering:
             return event
         filtered = messages.filter_answer(message, self.principal, self.server_path, data)

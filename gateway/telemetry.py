@@ -101,16 +101,22 @@ async def report(
     client_name: str,
     calls: list[tuple[str, str | None]],
     failed_ids: set,
+    outcomes: dict,
     call_ids: list,
+    received: float,
     started: float,
     input_bytes: int,
     output_bytes: int,
     http_ok: bool,
 ) -> None:
     """One `tool_execution` per proxied call, and the session's step latencies the first time a step
-    happens. Never raises: metrics must not break traffic."""
+    happens. Its duration runs from when the gateway had the request (`received`); `upstream_ms` from
+    when it sent it upstream (`started`): the MCP operation histograms' server and client sides
+    (metrics/aggregates.py); `error_type` is the call's (gateway/tracing.outcome), when it failed.
+    Never raises: metrics must not break traffic."""
     try:
-        duration_ms = (time.perf_counter() - started) * 1000
+        now = time.perf_counter()
+        duration_ms, upstream_ms = (now - received) * 1000, (now - started) * 1000
         share = max(len(calls), 1)
         for (method, tool), call_id in zip(calls, call_ids, strict=False):
             if method not in values_of(ToolMethod):
@@ -124,6 +130,8 @@ async def report(
                     "tool_name": (tool or "")[:NAME_MAX_LENGTH],
                     "client_name": client_name,
                     "success": http_ok and call_id not in failed_ids,
+                    "error_type": outcomes.get(call_id, (None,))[0] if http_ok else "http_error",
+                    "upstream_ms": upstream_ms,
                     "input_size_bytes": input_bytes // share,
                     "output_size_bytes": output_bytes // share,
                 },

@@ -69,17 +69,28 @@ OTHER = "other"  # an enumerated dimension outside its choices (ingestion should
 
 @dataclass(frozen=True)
 class Instrument:
-    """One exported instrument: its name, kind and the fixed order of its labels."""
+    """One exported instrument: its name, kind and the fixed order of its labels (OpenTelemetry's names,
+    which may hold dots; the Prometheus scrape spells them with underscores)."""
 
     name: str
     kind: str  # "counter" or "histogram"
     labels: tuple[str, ...]
     description: str
     unit: str  # UCUM, for OTLP
+    bounds: tuple[float, ...] = BUCKET_BOUNDS  # a histogram's bucket upper bounds, seconds
 
     @property
     def key(self) -> str:
         return f"{KEY_PREFIX}{self.name}"
+
+    @property
+    def prometheus_name(self) -> str:
+        name = self.name.replace(".", "_")
+        return name if self.unit != "s" or name.endswith("_seconds") else f"{name}_seconds"
+
+    @property
+    def prometheus_labels(self) -> list[str]:
+        return [label.replace(".", "_") for label in self.labels]
 
 
 AUTH_LABELS = ("service", "success", "method")
@@ -114,6 +125,32 @@ GATEWAY_REFUSALS = Instrument(
     "Gateway calls refused by a limit (rate_limited, limits_unavailable) or a quarantine (quarantined).",
     "{refusal}",
 )
+# The MCP operation histograms of the OpenTelemetry GenAI conventions (semantic-conventions-genai v0.1.0,
+# docs/gen-ai/mcp.md): their advised bucket bounds, and their attributes. A tool name is one of the first
+# MCP_TOOL_NAME_CAP seen, else OTHER_LABEL; an error.type a JSON-RPC code of the standard or server range,
+# `tool_error`, or OTHER_LABEL: no upstream can grow the scrape with names or codes of its own.
+MCP_BOUNDS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+MCP_LABELS = ("service", "mcp.method.name", "gen_ai.tool.name", "error.type")
+MCP_TOOL_NAMES_KEY = f"{KEY_PREFIX}mcp_tool_names"
+MCP_TOOL_NAME_CAP = 200
+OTHER_LABEL = "_other"
+ERROR_TYPE_PATTERN = re.compile(r"-32[0-9]{3}|tool_error")
+MCP_SERVER_DURATION = Instrument(
+    "mcp.server.operation.duration",
+    "histogram",
+    MCP_LABELS,
+    "MCP request duration as observed on the receiver (the gateway), received to answered.",
+    "s",
+    MCP_BOUNDS,
+)
+MCP_CLIENT_DURATION = Instrument(
+    "mcp.client.operation.duration",
+    "histogram",
+    MCP_LABELS,
+    "MCP request duration as observed on the sender (the gateway toward the upstream), sent to answered.",
+    "s",
+    MCP_BOUNDS,
+)
 REFUSAL_REASONS = ("rate_limited", "limits_unavailable", "quarantined")
 CALLER_KINDS = ("user", "service_account", "application", "anonymous")
 INSTRUMENTS: tuple[Instrument, ...] = (
@@ -124,6 +161,8 @@ INSTRUMENTS: tuple[Instrument, ...] = (
     TOOL_DURATION,
     PROTOCOL_LATENCY,
     GATEWAY_REFUSALS,
+    MCP_SERVER_DURATION,
+    MCP_CLIENT_DURATION,
 )
 
 
@@ -222,17 +261,18 @@ def _seconds(metric: dict) -> float | None:
 class _Histogram:
     """Observations of one series within one batch."""
 
-    __slots__ = ("count", "sum", "buckets")
+    __slots__ = ("count", "sum", "buckets", "bounds")
 
-    def __init__(self):
+    def __init__(self, bounds: tuple[float, ...] = BUCKET_BOUNDS):
         self.count = 0
         self.sum = 0.0
         self.buckets: dict[int, int] = defaultdict(int)
+        self.bounds = bounds
 
     def observe(self, seconds: float) -> None:
         self.count += 1
         self.sum += seconds
-        self.buckets[bisect.bisect_left(BUCKET_BOUNDS, seconds)] += 1
+        self.buckets[bisect.bisect_left(self.bounds, seconds)] += 1
 
 
 def record(pipe: redis.client.Pipeline, metrics: list[dict]) -> None:
@@ -244,6 +284,7 @@ def record(pipe: redis.client.Pipeline, metrics: list[dict]) -> None:
     counters: dict[tuple[Instrument, tuple], int] = defaultdict(int)
     histograms: dict[tuple[Instrument, tuple], _Histogram] = defaultdict(_Histogram)
     tools: dict[tuple, list] = {}  # (service, method, tool, success) -> [count, _Histogram]
+    operations: dict[tuple, _Histogram] = {}  # (instrument, service, method, tool, error.type)
 
     for metric in metrics:
         kind = metric.get("type")
@@ -266,6 +307,7 @@ def record(pipe: redis.client.Pipeline, metrics: list[dict]) -> None:
             entry[0] += 1
             if seconds is not None:
                 entry[1].observe(seconds)
+            _operations(operations, metric, service, labels[1], seconds)
         elif kind == MetricType.TOOL_DISCOVERY:
             counters[TOOL_DISCOVERY, (service,)] += 1
         elif kind == MetricType.PROTOCOL_LATENCY and seconds is not None:
@@ -288,8 +330,33 @@ def record(pipe: redis.client.Pipeline, metrics: list[dict]) -> None:
             buckets = ",".join(f"{index}:{n}" for index, n in histogram.buckets.items())
             args += [tool, prefix, suffix, count, histogram.count, repr(histogram.sum), buckets]
         _tool_script()(keys=[TOOL_NAMES_KEY, TOOL_EXECUTIONS.key, TOOL_DURATION.key], args=args, client=pipe)
+    for instrument in (MCP_SERVER_DURATION, MCP_CLIENT_DURATION):
+        args = [MCP_TOOL_NAME_CAP, OTHER_LABEL]
+        for (kept, service, method, tool, error_type), histogram in operations.items():
+            if kept is instrument:
+                buckets = ",".join(f"{index}:{n}" for index, n in histogram.buckets.items())
+                prefix = _series([service, method])[:-1] + ',"'
+                suffix = '",' + _series([error_type])[1:]
+                args += [tool, prefix, suffix, 0, histogram.count, repr(histogram.sum), buckets]
+        if len(args) > 2:  # the same script: the cap decided inside the transaction (no counter: 0)
+            _tool_script()(keys=[MCP_TOOL_NAMES_KEY, instrument.key, instrument.key], args=args, client=pipe)
     if counters or histograms or tools:
         pipe.set(STARTED_AT_KEY, f"{time.time():.6f}", nx=True)
+
+
+def _operations(operations: dict, metric: dict, service: str, method: str, seconds: float | None) -> None:
+    """A tool_execution's observations of the MCP operation histograms: the gateway's whole answer
+    (server), and its exchange with the upstream (`upstream_ms`, client), each when measured."""
+    dims = metric.get("dimensions") or {}
+    tool = tool_name_label(dims.get("tool_name"))
+    tool = OTHER_LABEL if tool == OTHER_TOOL_NAME else tool
+    raw = dims.get("error_type")
+    error_type = "" if raw in (None, "") else raw if ERROR_TYPE_PATTERN.fullmatch(str(raw)) else OTHER_LABEL
+    upstream = _seconds({"duration_ms": dims.get("upstream_ms")})
+    for instrument, observed in ((MCP_SERVER_DURATION, seconds), (MCP_CLIENT_DURATION, upstream)):
+        if observed is not None:
+            key = (instrument, service, method, tool, error_type)
+            operations.setdefault(key, _Histogram(MCP_BOUNDS)).observe(observed)
 
 
 def refusal_counted(service: str, caller_kind: str, reason: str) -> tuple[str, str]:
@@ -324,7 +391,7 @@ def _parse(instrument: Instrument, raw: dict[bytes, bytes]) -> list:
         if instrument.kind == "counter":
             points.append(CounterPoint(labels=labels, value=count))
         else:
-            buckets = tuple(int(values.get(f"b{i}", 0)) for i in range(len(BUCKET_BOUNDS) + 1))
+            buckets = tuple(int(values.get(f"b{i}", 0)) for i in range(len(instrument.bounds) + 1))
             points.append(
                 HistogramPoint(
                     labels=labels, count=count, sum=float(values.get("s", 0)), bucket_counts=buckets
@@ -352,5 +419,9 @@ def snapshot(client: redis.Redis | None = None) -> Snapshot:
 
 def clear(client: redis.Redis | None = None) -> None:
     """Drop every aggregate: exporters then report a counter reset (new start time), as after data loss."""
-    keys = [instrument.key for instrument in INSTRUMENTS] + [TOOL_NAMES_KEY, STARTED_AT_KEY]
+    keys = [instrument.key for instrument in INSTRUMENTS] + [
+        TOOL_NAMES_KEY,
+        MCP_TOOL_NAMES_KEY,
+        STARTED_AT_KEY,
+    ]
     (client or sync_client()).delete(*keys)

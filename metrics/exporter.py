@@ -34,23 +34,29 @@ class AggregatesCollector:
         snapshot = aggregates.snapshot(self.client)
         for instrument in aggregates.INSTRUMENTS:
             points = snapshot.series[instrument.name]
-            labels = list(instrument.labels)
+            labels, name = list(instrument.labels), instrument.prometheus_name
             if instrument.kind == "counter":
-                family = CounterMetricFamily(instrument.name, instrument.description, labels=labels)
-                for point in points:
-                    family.add_metric([point.labels[name] for name in labels], point.value)
-            else:
-                family = HistogramMetricFamily(
-                    instrument.name, instrument.description, labels=labels, unit="seconds"
+                family = CounterMetricFamily(
+                    name, instrument.description, labels=instrument.prometheus_labels
                 )
                 for point in points:
-                    family.add_metric([point.labels[name] for name in labels], _cumulative(point), point.sum)
+                    family.add_metric([point.labels[label] for label in labels], point.value)
+            else:
+                family = HistogramMetricFamily(
+                    name, instrument.description, labels=instrument.prometheus_labels, unit="seconds"
+                )
+                for point in points:
+                    family.add_metric(
+                        [point.labels[label] for label in labels],
+                        _cumulative(point, instrument.bounds),
+                        point.sum,
+                    )
             yield family
 
 
-def _cumulative(point: aggregates.HistogramPoint) -> list[tuple[str, int]]:
+def _cumulative(point: aggregates.HistogramPoint, bounds: tuple[float, ...]) -> list[tuple[str, int]]:
     """Prometheus buckets count every observation at or below their bound."""
-    bounds = [*aggregates.BUCKET_BOUNDS, float("inf")]
+    bounds = [*bounds, float("inf")]
     buckets, total = [], 0
     for bound, count in zip(bounds, point.bucket_counts, strict=True):
         total += count

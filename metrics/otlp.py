@@ -80,7 +80,7 @@ def build_request(
                             count=point.count,
                             sum=point.sum,
                             bucket_counts=list(point.bucket_counts),
-                            explicit_bounds=list(aggregates.BUCKET_BOUNDS),
+                            explicit_bounds=list(instrument.bounds),
                         )
                         for point in points
                     ],

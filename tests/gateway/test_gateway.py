@@ -364,3 +364,27 @@ def test_a_message_for_an_unknown_sse_session_is_404(gateway, caller, sse_server
     )
 
     assert (status, json.loads(body)["error_code"]) == (404, "not_found")
+
+
+def test_a_reported_call_carries_its_error_type_and_its_upstream_time(gateway, caller, time_server, reported):
+    receiver, reporter = reported
+    ServerFactory(path="/clock", proxy_pass_url=time_server)
+    token = caller(ADD_AND_ECHO)
+
+    async def work(client):
+        await client.call_tool("add", {"a": 1, "b": 2})
+        return (await client.call_tool("add", {"a": "not a number"})).is_error
+
+    assert run(gateway.url("/clock/mcp"), token, work) is True
+    wait_until(
+        lambda: len([m for m in receiver.delivered() if m["type"] == "tool_execution"]) >= 4, timeout=30
+    )
+    reporter.close(timeout=5)
+
+    calls = [
+        m
+        for m in receiver.delivered()
+        if m["type"] == "tool_execution" and m["dimensions"]["method"] == "tools/call"
+    ]
+    assert [m["dimensions"]["error_type"] for m in calls] == [None, "tool_error"]
+    assert all(0 < m["dimensions"]["upstream_ms"] <= m["duration_ms"] for m in calls)
