@@ -17,16 +17,17 @@ def expressions() -> list[str]:
 
 def test_every_query_names_an_exported_instrument_and_its_labels():
     exported = {}
-    for instrument in INSTRUMENTS:
-        names = [instrument.name]
+    for instrument in INSTRUMENTS:  # as the scrape spells them (dots as underscores)
+        names = [instrument.prometheus_name]
         if instrument.kind == "histogram":
-            names = [f"{instrument.name}_{suffix}" for suffix in ("bucket", "sum", "count")]
+            names = [f"{instrument.prometheus_name}_{suffix}" for suffix in ("bucket", "sum", "count")]
         for name in names:
-            exported[name] = set(instrument.labels) | ({"le"} if name.endswith("_bucket") else set())
+            labels = set(instrument.prometheus_labels)
+            exported[name] = labels | ({"le"} if name.endswith("_bucket") else set())
 
     queries = expressions()
 
-    assert len(queries) == 12
+    assert len(queries) == 16
     for query in queries:
         metrics = re.findall(r"\b(mcp_[a-z_]+)\{", query)
         assert metrics, query

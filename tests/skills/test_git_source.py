@@ -48,8 +48,14 @@ def repository(tmp_path):
         port = probe.getsockname()[1]
     daemon = subprocess.Popen(
         [
-            "git", "daemon", "--reuseaddr", "--export-all", f"--base-path={tmp_path}",
-            "--listen=127.0.0.1", f"--port={port}", str(tmp_path),
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            f"--base-path={tmp_path}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(tmp_path),
         ],  # fmt: skip
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -87,3 +87,30 @@ def test_the_page_lists_the_skills_it_serves_that_the_viewer_may_see(client, tea
     assert re.findall(
         r'<tr data-virtual-skill="([^"]+)">.*?<code>([^<]+)</code>.*?data-label="Files">(\d+)<', page
     ) == [("/pdf-tools", "skill://pdf-tools/SKILL.md", "2")]
+
+
+def test_each_tool_clients_see_shows_its_calls_at_its_member_of_the_last_day(admin_client, team):
+    import uuid
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from metrics.models import ToolExecutionMetric
+
+    for ms, ok in ((10, True), (20, True), (30, False)):
+        ToolExecutionMetric.objects.create(
+            id=uuid.uuid4(),
+            service="registry",
+            timestamp=timezone.now() - timedelta(minutes=5),
+            value=1,
+            duration_ms=ms,
+            success=ok,
+            method="tools/call",
+            tool_name="search",  # its own name at /notes; clients see it as find_notes
+            dimensions={"server": "/notes"},
+        )
+
+    page = html(admin_client.get("/virtual-servers/team"))
+
+    usage = dict(re.findall(r'<tr data-virtual-tool="(\w+)">.*?data-tool-usage>([^<]*)<', page))
+    assert usage == {"add": "no calls", "find_notes": "3 calls, 1 failed; p50 20.0 ms, p95 29.0 ms"}
