@@ -16,7 +16,9 @@ from agents.models import Agent
 from agents.policies import agent_visible
 from agents.selectors import agents_listed
 from core.errors import ApiError, ErrorCode
+from core.metrics_client import reporting_on
 from core.validators import normalize_path
+from metrics.plots import method_usage
 from servers.choices import DETAILED, HealthStatus
 from servers.views import problem_page
 
@@ -27,6 +29,7 @@ class AgentRow:
     skills: list[str]  # skill names
     can_toggle: bool
     shows_detail: bool  # why it is not healthy
+    usage: list  # its calls through the gateway of the last 24 hours, by A2A method (metrics/plots.py)
 
 
 @require_GET
@@ -37,6 +40,7 @@ def agents_page(request, principal):
     if "q" in request.GET:
         return HttpResponseRedirect(f"{reverse('search:page')}?{request.GET.urlencode()}")
     agents, total = agents_listed(principal)
+    usage = method_usage([agent.path for agent in agents], 24) if reporting_on() else {}
     rows = [
         AgentRow(
             agent=agent,
@@ -45,6 +49,7 @@ def agents_page(request, principal):
             ],
             can_toggle=policies.agent_may_toggle(principal, agent),
             shows_detail=agent.health_status in DETAILED,
+            usage=usage.get(agent.path, []),
         )
         for agent in agents
     ]

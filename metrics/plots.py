@@ -151,3 +151,24 @@ def server_tool_usage(server_path: str, hours: int = 24, now: datetime | None = 
     return [
         Series(row["tool_name"], row["requests"], row["errors"], row["p50"], row["p95"]) for row in totals
     ]
+
+
+def method_usage(server_paths, hours: int = 24, now: datetime | None = None) -> dict[str, list[Series]]:
+    """Calls, errors and latency of each method family at each of `server_paths` (an agent's A2A calls:
+    gateway/a2a/metrics.py) over the last `hours`, busiest first, in one query."""
+    rows = _rows(window(hours, now)).filter(server_path__in=list(server_paths))
+    totals = (
+        rows.values("server_path", "method")
+        .annotate(
+            requests=Count("id"),
+            errors=Count("id", filter=Q(success=False)),
+            p50=Percentile("duration_ms", 0.5),
+            p95=Percentile("duration_ms", 0.95),
+        )
+        .order_by("server_path", "-requests", "method")
+    )
+    found: dict[str, list[Series]] = {}
+    for row in totals:
+        series = Series(row["method"], row["requests"], row["errors"], row["p50"], row["p95"])
+        found.setdefault(row["server_path"], []).append(series)
+    return found

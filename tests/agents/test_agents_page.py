@@ -84,3 +84,36 @@ def test_the_old_search_address_leads_to_the_search_page(analyst):  # noqa: F811
     response = analyst.get("/agents", {"q": "convert currency"})
 
     assert (response.status_code, response["Location"]) == (302, "/search?q=convert+currency")
+
+
+def test_each_agent_shows_its_calls_of_the_last_day_by_a2a_method(client, admin_user, settings):
+    import uuid
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from metrics.models import ToolExecutionMetric
+    from tests.factories import AgentFactory
+
+    settings.METRICS_API_KEY = "reported"
+    AgentFactory(path="/echo", name="Echo", is_enabled=True, visibility="public")
+    for method, ms, ok in (("message/send", 100, True), ("message/send", 300, False), ("tasks/get", 5, True)):
+        ToolExecutionMetric.objects.create(
+            id=uuid.uuid4(),
+            service="registry",
+            timestamp=timezone.now() - timedelta(minutes=5),
+            value=1,
+            duration_ms=ms,
+            success=ok,
+            method=method,
+            tool_name="",
+            dimensions={"server": "/echo"},
+        )
+    client.force_login(admin_user)
+
+    usage = re.findall(r"<li><code>([^<]+)</code>: ([^<]+)</li>", page(client.get("/agents")))
+
+    assert usage == [
+        ("message/send", "2 calls in 24 h, 1 failed; p50 200.0 ms, p95 290.0 ms"),
+        ("tasks/get", "1 calls in 24 h, 0 failed; p50 5.0 ms, p95 5.0 ms"),
+    ]
