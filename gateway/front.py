@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from core.errors import ErrorCode, asgi_error
-from gateway import headers, paths, pins_seen, routing, sessions
+from gateway import headers, paths, pins_seen, routing, sessions, tracing
 
 
 async def read_body(receive, limit: int) -> bytes:
@@ -86,6 +86,7 @@ class Front:
                 headers={"Retry-After": "5"},
             )
         except routing.Refusal as refusal:
+            tracing.refused_request(scope, refusal.status, str(refusal.code), refusal.detail)
             await asgi_error(
                 send,
                 path=scope["path"],

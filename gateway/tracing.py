@@ -17,7 +17,8 @@ For each MCP request the gateway receives and forwards:
 - on both, `error.type` (the JSON-RPC error code as a string, or `tool_error` for a result with `isError`)
   and `rpc.response.status_code`, and status ERROR when `error.type` is set;
 - refusals (the rule, quarantine, limits, pins, blocks, a missing credential) as a `gateway.refusal` event
-  with the reason, never the caller's token or arguments;
+  with the reason, never the caller's token or arguments; a request refused whole before its body is read
+  (the token's audience, a quarantine, the Origin) as an HTTP SERVER span `{method}` with that event;
 - a tool call's arguments and result (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`) only when
   TRACE_CAPTURE_CONTENT is on (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`), passed through the
   one redaction rule (core/redaction.py) and cut to CAPTURED_MAX characters."""
@@ -216,6 +217,27 @@ def refused(exchange: Exchange | None, reason: str, error_type: str) -> None:
 def captured(value) -> str:
     """A captured argument or result: redacted, as JSON, cut to CAPTURED_MAX characters."""
     return json.dumps(redacted(value), ensure_ascii=False, separators=(",", ":"), default=str)[:CAPTURED_MAX]
+
+
+def refused_request(scope, status: int, code: str, reason: str) -> None:
+    """A request the gateway refused whole, before reading its body (the audience, a quarantine, the
+    Origin): an HTTP SERVER span `{method}` with the refusal as an event, since no MCP message is known."""
+    if not ENABLED:
+        return
+    http = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
+    method = str(scope.get("method", ""))
+    attributes = {
+        "http.request.method": method,
+        "url.path": str(scope.get("path", ""))[:500],
+        "http.response.status_code": status,
+        "error.type": code,
+    }
+    span = _tracer.start_span(
+        method, context=propagate.extract(http), kind=SpanKind.SERVER, attributes=attributes
+    )
+    span.add_event("gateway.refusal", {"reason": reason[:500]})
+    span.set_status(Status(StatusCode.ERROR))
+    span.end()
 
 
 def ended(exchange: Exchange | None, error_type: str | None, result=None) -> None:

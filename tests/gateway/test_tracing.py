@@ -274,3 +274,27 @@ def test_spans_reach_a_real_otlp_receiver_when_the_standard_variable_names_it(
     assert paths == {"/v1/traces"}
     assert "tools/call add" in names and names.count("tools/call add") == 2  # the SERVER and CLIENT spans
     assert services == {"registry-under-test"}
+
+
+def test_a_request_refused_whole_by_a_quarantine_is_a_span_with_the_reason(
+    gateway, upstream, spans, caller, admin_user
+):
+    from limits.services import quarantine_set
+
+    quarantine_set(actor=admin_user, kind="server", name="/tools", reason="leaking data, under review")
+    token = caller(EVERYTHING)
+
+    async def work(client):
+        return await client.list_tools()
+
+    with pytest.raises(Exception, match="unhandled errors"):  # the SDK's initialize is refused (403)
+        run(gateway.url("/tools/mcp"), token, work)
+    [refused] = [s for s in spans.get_finished_spans() if s.name == "POST"]
+
+    assert refused.kind == SpanKind.SERVER
+    assert (refused.attributes["url.path"], refused.attributes["http.response.status_code"]) == (
+        "/tools/mcp",
+        403,
+    )
+    assert refused.events[0].attributes["reason"] == "Quarantined by an operator: leaking data, under review"
+    assert refused.status.status_code == StatusCode.ERROR
