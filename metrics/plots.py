@@ -30,6 +30,11 @@ class Percentile(Aggregate):
         super().__init__(expression, fraction=float(fraction), **extra)
 
 
+# A failed call: a JSON-RPC error (success false), or a tool's own error (a result with `isError`, which the
+# gateway reports as error_type `tool_error`: gateway/telemetry.py), which a client sees as a failure too.
+FAILED = Q(success=False) | Q(dimensions__error_type="tool_error")
+
+
 @dataclass
 class Series:
     """One server's or tool's numbers: totals and one value per bucket (oldest first)."""
@@ -81,7 +86,7 @@ def _bucket_index(win: Window):
 def _series(win: Window, key: str, names: list[str]) -> dict[str, Series]:
     """Totals and per-bucket numbers of the rows whose `key` is one of `names`."""
     rows = _rows(win).filter(**{f"{key}__in": names})
-    errors = Count("id", filter=Q(success=False))
+    errors = Count("id", filter=FAILED)
     series = {name: Series(name) for name in names}
     for total in rows.values(key).annotate(
         requests=Count("id"),
@@ -136,7 +141,7 @@ def server_tool_usage(server_path: str, hours: int = 24, now: datetime | None = 
     """Calls, errors and latency of each tool of one server over the last `hours`, busiest first."""
     win = window(hours, now)
     rows = _rows(win).filter(server_path=server_path)
-    errors = Count("id", filter=Q(success=False))
+    errors = Count("id", filter=FAILED)
     totals = (
         rows.exclude(tool_name="")
         .values("tool_name")
@@ -161,7 +166,7 @@ def method_usage(server_paths, hours: int = 24, now: datetime | None = None) -> 
         rows.values("server_path", "method")
         .annotate(
             requests=Count("id"),
-            errors=Count("id", filter=Q(success=False)),
+            errors=Count("id", filter=FAILED),
             p50=Percentile("duration_ms", 0.5),
             p95=Percentile("duration_ms", 0.95),
         )

@@ -156,3 +156,24 @@ def test_try_it_is_offered_for_the_tools_the_viewer_may_call_only(client, clock,
     assert "data-try-tool" not in listing
     assert re.findall(r'data-try-tool="(\w+)"', calling) == ["add"]
     assert "{\n  &quot;a&quot;: 0,\n  &quot;b&quot;: 0\n}" in calling  # the starting arguments, by type
+
+
+def test_a_tool_that_answered_with_its_own_error_counts_as_failed(client, clock, admin_user, settings):
+    settings.METRICS_API_KEY = "reported"
+    for ms, error_type in ((10, None), (20, "tool_error"), (30, None)):
+        ToolExecutionMetric.objects.create(
+            id=uuid.uuid4(),
+            service="registry",
+            timestamp=timezone.now() - timedelta(minutes=5),
+            value=1,
+            duration_ms=ms,
+            success=True,  # a result with isError is a JSON-RPC success
+            method="tools/call",
+            tool_name="add",
+            dimensions={"server": "/clock", "error_type": error_type},
+        )
+    client.force_login(admin_user)
+
+    add = html(client.get("/servers/clock")).split('data-tool="add"')[1].split("</article>")[0]
+
+    assert "3 calls in the last 24 hours, 1 failed; p50 20.0 ms" in add
