@@ -39,3 +39,26 @@ class Consent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} → {self.application}"
+
+
+class TrustedIssuer(models.Model):
+    """A company identity provider whose Identity Assertion JWT Authorization Grants (ID-JAG: the MCP
+    enterprise-managed authorization extension) the registry's authorization server accepts
+    (oauth/id_jag.py): its issuer, its keys (published at `jwks_url`, fetched under the outbound rules,
+    or given as `jwks`), the algorithms it signs with, and the claim that names the registry's user."""
+
+    issuer = models.CharField(max_length=500, unique=True, help_text="its `iss`, exactly")
+    jwks_url = models.URLField(max_length=500, blank=True, help_text="where its signing keys are published")
+    jwks = models.JSONField(default=dict, blank=True, help_text="its keys as a JWK Set, when not fetched")
+    algorithms = models.JSONField(default=list, blank=True, help_text="allowed; empty: RS256 and ES256")
+    user_claim = models.CharField(
+        max_length=100, default="sub", help_text="the claim matched against the username (sub, email, …)"
+    )
+    is_enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["issuer"]
+
+    def __str__(self) -> str:
+        return self.issuer
