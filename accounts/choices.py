@@ -111,6 +111,8 @@ class AuditAction(models.TextChoices):
     OAUTH_CLIENT_UPDATE = "oauth.client_update", "Application changed in the console"
     OAUTH_CLIENT_DELETE = "oauth.client_delete", "Application removed in the console"
     OAUTH_CLIENTS_PURGE = "oauth.clients_purge", "Unused application registrations removed"
+    OAUTH_ISSUER_SAVE = "oauth.issuer_save", "Trusted identity provider added or changed"
+    OAUTH_ISSUER_DELETE = "oauth.issuer_delete", "Trusted identity provider removed"
     OAUTH_CODE_REPLAY = "oauth.code_replay", "Authorization code replayed: its tokens revoked"
     CREDENTIAL_CREATE = "credential.create", "Client credential created"
     CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"

@@ -1,14 +1,22 @@
 """The authorization server in the operator console: django-oauth-toolkit's applications (registered by
 an administrator, dynamically or by a metadata document), tokens and codes, and users' consents, whose
-withdrawal goes through the same service as the token page's."""
+withdrawal goes through the same service as the token page's, and the identity providers whose
+assertions it accepts."""
 
 from django.contrib import admin, messages
+from django.db import models
 from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.models import Application
 
 from core.admin import ConsoleModelAdmin
-from oauth.models import Consent
-from oauth.services import application_delete, application_save, consent_withdraw
+from oauth.models import Consent, TrustedIssuer
+from oauth.services import (
+    application_delete,
+    application_save,
+    consent_withdraw,
+    trusted_issuer_delete,
+    trusted_issuer_save,
+)
 
 
 @admin.register(Consent)
@@ -63,3 +71,23 @@ class RegisteredApplicationAdmin(ConsoleModelAdmin, ApplicationAdmin):
 
     def service_delete(self, request, instance):
         application_delete(actor=request.user, application=instance)
+
+
+@admin.register(TrustedIssuer)
+class TrustedIssuerAdmin(ConsoleModelAdmin):
+    """Company identity providers whose identity assertions (ID-JAG) the authorization server accepts
+    (oauth/id_jag.py): administrators only, every change audited."""
+
+    list_display = ("issuer", "user_claim", "is_enabled", "created_at")
+    list_filter = ("is_enabled",)
+    search_fields = ("issuer",)
+    fields = ("issuer", "jwks_url", "jwks", "algorithms", "user_claim", "is_enabled")
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def service_save(self, request, obj, form, change):
+        return trusted_issuer_save(
+            actor=request.user, issuer=obj, created=not change, fields=form.changed_data
+        )
+
+    def service_delete(self, request, instance):
+        trusted_issuer_delete(actor=request.user, issuer=instance)

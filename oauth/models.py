@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -41,6 +42,9 @@ class Consent(models.Model):
         return f"{self.user} → {self.application}"
 
 
+ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+
+
 class TrustedIssuer(models.Model):
     """A company identity provider whose Identity Assertion JWT Authorization Grants (ID-JAG: the MCP
     enterprise-managed authorization extension) the registry's authorization server accepts
@@ -62,3 +66,19 @@ class TrustedIssuer(models.Model):
 
     def __str__(self) -> str:
         return self.issuer
+
+    def clean(self):
+        """The one rule for what an issuer's settings may say, for every surface that writes them."""
+        problems = {}
+        if not self.issuer.startswith(("https://", "http://")):
+            problems["issuer"] = "An issuer is the identity provider's URL, as its assertions' iss says."
+        unknown = [alg for alg in self.algorithms or [] if alg not in ALGORITHMS]
+        if not isinstance(self.algorithms, list) or unknown:
+            problems["algorithms"] = f"Algorithms are a list of {', '.join(ALGORITHMS)} (never none)."
+        keys = self.jwks.get("keys") if isinstance(self.jwks, dict) else None
+        if self.jwks and not (isinstance(keys, list) and all(isinstance(key, dict) for key in keys)):
+            problems["jwks"] = 'Keys are a JWK Set: {"keys": [...]}.'
+        if not self.jwks_url and not keys:
+            problems["jwks_url"] = "Give the URL of its keys, or the keys themselves."
+        if problems:
+            raise ValidationError(problems)

@@ -179,3 +179,24 @@ def application_delete(*, actor, application: Application) -> None:
         audit_event_record(
             actor=actor, action=AuditAction.OAUTH_CLIENT_DELETE, target=target, detail={"name": name}
         )
+
+
+def trusted_issuer_save(*, actor, issuer, created: bool, fields) -> object:
+    """Add or change a trusted identity provider (its settings checked by its model's rule), audited."""
+    issuer.full_clean()
+    with transaction.atomic():
+        issuer.save()
+        audit_event_record(
+            actor=actor,
+            action=AuditAction.OAUTH_ISSUER_SAVE,
+            target=f"issuer:{issuer.issuer}",
+            detail={"created": created, "fields": sorted(fields)},
+        )
+    return issuer
+
+
+def trusted_issuer_delete(*, actor, issuer) -> None:
+    target = f"issuer:{issuer.issuer}"
+    with transaction.atomic():
+        issuer.delete()
+        audit_event_record(actor=actor, action=AuditAction.OAUTH_ISSUER_DELETE, target=target)

@@ -185,3 +185,38 @@ def test_the_issuers_keys_are_fetched_from_its_jwks_url_under_the_outbound_rules
         server.shutdown()
 
     assert found.user_value == "ada@example.com"
+
+
+def test_an_administrator_adds_an_issuer_in_the_console_by_the_one_rule_and_it_is_audited(admin_client):
+    from accounts.models import AuditEvent
+
+    refused = admin_client.post(
+        "/admin/oauth/trustedissuer/add/",
+        {
+            "issuer": "idp.example.com",
+            "jwks": "{}",
+            "algorithms": '["none"]',
+            "user_claim": "sub",
+            "is_enabled": "on",
+        },
+    )
+    added = admin_client.post(
+        "/admin/oauth/trustedissuer/add/",
+        {
+            "issuer": IDP,
+            "jwks_url": "https://idp.example.com/keys",
+            "jwks": "{}",
+            "algorithms": '["RS256"]',
+            "user_claim": "email",
+            "is_enabled": "on",
+        },
+    )
+
+    page = refused.content.decode()
+    assert refused.status_code == 200
+    assert "An issuer is the identity provider" in page and "never none" in page
+    assert "Give the URL of its keys, or the keys themselves." in page
+    assert added.status_code == 302
+    assert TrustedIssuer.objects.get().algorithms == ["RS256"]
+    event = AuditEvent.objects.get(action="oauth.issuer_save")
+    assert (event.target, event.detail["created"]) == (f"issuer:{IDP}", True)
