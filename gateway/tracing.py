@@ -102,15 +102,15 @@ class Traced:
     exchanges: dict = field(default_factory=dict)
 
 
-def received(message: dict, *, session_id: str, protocol_version: str, http_headers: dict) -> Exchange | None:
-    """The SERVER span of a request the gateway received (None when tracing is off)."""
+def received(message: dict, *, session_id: str, protocol_version: str, http: dict) -> Exchange | None:
+    """The SERVER span of a request the gateway received (None when tracing is off); `http`: the trace
+    context of the HTTP request that carried it (`_http_context`)."""
     if not ENABLED or "method" not in message or "id" not in message:
         return None
     method = str(message["method"])[:100]
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     carried = {key: meta[key] for key in CONTEXT_KEYS if isinstance(meta.get(key), str)}
-    http = {key: http_headers[key] for key in CONTEXT_KEYS if key in http_headers}
     parent = propagate.extract(carried or http)
     links = []
     if carried and http:
@@ -140,7 +140,7 @@ def received_all(scope, read, checked) -> Traced | None:
     one rule made of them); a request the rule refused has its span ended with the refusal."""
     if not ENABLED:
         return None
-    http = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
+    http = _http_context(scope)
     session_id = headers.first(scope, b"mcp-session-id") or ""
     version = headers.first(scope, b"mcp-protocol-version") or ""
     denied = {jsonrpc.id_key(answer.get("id")): answer["error"] for answer in checked.denied}
@@ -152,7 +152,7 @@ def received_all(scope, read, checked) -> Traced | None:
             raw,
             session_id=session_id,
             protocol_version=version or str(params.get("protocolVersion", ""))[:20],
-            http_headers=http,
+            http=http,
         )
         if exchange is None:
             continue
@@ -162,6 +162,11 @@ def received_all(scope, read, checked) -> Traced | None:
         else:
             traced.exchanges[key] = exchange
     return traced
+
+
+def _http_context(scope) -> dict:
+    """The trace context an HTTP request carries in its headers (`traceparent`, `tracestate`, `baggage`)."""
+    return {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
 
 
 def _target(method: str, params: dict, attributes: dict) -> str:
@@ -224,7 +229,7 @@ def refused_request(scope, status: int, code: str, reason: str) -> None:
     Origin): an HTTP SERVER span `{method}` with the refusal as an event, since no MCP message is known."""
     if not ENABLED:
         return
-    http = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
+    http = _http_context(scope)
     method = str(scope.get("method", ""))
     attributes = {
         "http.request.method": method,
@@ -338,7 +343,6 @@ def a2a_received(scope, call, agent) -> Exchange | None:
     """The SERVER span of an A2A call (`call`: gateway/a2a/calls.Call), its parent the HTTP trace context."""
     if not ENABLED:
         return None
-    http_headers = {key: value for key in CONTEXT_KEYS if (value := headers.first(scope, key.encode()))}
     message = call.params.get("message") if isinstance(call.params.get("message"), dict) else {}
     attributes = {
         "a2a.method.name": call.method[:100],
@@ -351,9 +355,11 @@ def a2a_received(scope, call, agent) -> Exchange | None:
         attributes["gen_ai.conversation.id"] = context_id[:200]
     if isinstance(task_id, str):
         attributes["a2a.task.id"] = task_id[:200]
-    http = {key: http_headers[key] for key in CONTEXT_KEYS if key in http_headers}
     span = _tracer.start_span(
-        call.method[:100], context=propagate.extract(http), kind=SpanKind.SERVER, attributes=attributes
+        call.method[:100],
+        context=propagate.extract(_http_context(scope)),
+        kind=SpanKind.SERVER,
+        attributes=attributes,
     )
     return Exchange(server=span)
 

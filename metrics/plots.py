@@ -139,41 +139,36 @@ def metric_plots(hours: int = DEFAULT_HOURS, now: datetime | None = None) -> dic
 
 def server_tool_usage(server_path: str, hours: int = 24, now: datetime | None = None) -> list[Series]:
     """Calls, errors and latency of each tool of one server over the last `hours`, busiest first."""
-    win = window(hours, now)
-    rows = _rows(win).filter(server_path=server_path)
-    errors = Count("id", filter=FAILED)
-    totals = (
-        rows.exclude(tool_name="")
-        .values("tool_name")
-        .annotate(
-            requests=Count("id"),
-            errors=errors,
-            p50=Percentile("duration_ms", 0.5),
-            p95=Percentile("duration_ms", 0.95),
-        )
-        .order_by("-requests", "tool_name")
-    )
-    return [
-        Series(row["tool_name"], row["requests"], row["errors"], row["p50"], row["p95"]) for row in totals
-    ]
+    return tools_usage([server_path], hours, now).get(server_path, [])
+
+
+def tools_usage(server_paths, hours: int = 24, now: datetime | None = None) -> dict[str, list[Series]]:
+    """Calls, errors and latency of each tool at each of `server_paths` over the last `hours`, busiest
+    first, in one query."""
+    return _usage_by(server_paths, "tool_name", hours, now)
 
 
 def method_usage(server_paths, hours: int = 24, now: datetime | None = None) -> dict[str, list[Series]]:
     """Calls, errors and latency of each method family at each of `server_paths` (an agent's A2A calls:
     gateway/a2a/metrics.py) over the last `hours`, busiest first, in one query."""
-    rows = _rows(window(hours, now)).filter(server_path__in=list(server_paths))
+    return _usage_by(server_paths, "method", hours, now)
+
+
+def _usage_by(server_paths, key: str, hours: int, now: datetime | None) -> dict[str, list[Series]]:
+    """Per server path, the totals of each value of `key` (rows without one left out), busiest first."""
+    rows = _rows(window(hours, now)).filter(server_path__in=list(server_paths)).exclude(**{key: ""})
     totals = (
-        rows.values("server_path", "method")
+        rows.values("server_path", key)
         .annotate(
             requests=Count("id"),
             errors=Count("id", filter=FAILED),
             p50=Percentile("duration_ms", 0.5),
             p95=Percentile("duration_ms", 0.95),
         )
-        .order_by("server_path", "-requests", "method")
+        .order_by("server_path", "-requests", key)
     )
     found: dict[str, list[Series]] = {}
     for row in totals:
-        series = Series(row["method"], row["requests"], row["errors"], row["p50"], row["p95"])
+        series = Series(row[key], row["requests"], row["errors"], row["p50"], row["p95"])
         found.setdefault(row["server_path"], []).append(series)
     return found

@@ -1,5 +1,8 @@
 """factory_boy factories for every model the tests build."""
 
+import uuid
+from datetime import timedelta
+
 import factory
 from django.contrib.auth.models import Group
 from django.utils import timezone
@@ -7,6 +10,7 @@ from django.utils import timezone
 from accounts.models import User
 from agents.models import Agent
 from catalog.models import ServerVersion
+from metrics.models import ToolExecutionMetric
 from servers.choices import HealthStatus
 from servers.models import Server, Tool
 
@@ -57,6 +61,24 @@ class ToolFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"tool_{n}")
     description = "Does one thing"
     input_schema = factory.LazyFunction(lambda: {"type": "object", "properties": {}})
+
+
+class ToolCallFactory(factory.django.DjangoModelFactory):
+    """A stored call through the gateway, five minutes ago (a `tool_execution` metric row); `dimensions`
+    name its server (an agent's path for its A2A calls)."""
+
+    class Meta:
+        model = ToolExecutionMetric
+
+    id = factory.LazyFunction(uuid.uuid4)
+    service = "registry"
+    timestamp = factory.LazyFunction(lambda: timezone.now() - timedelta(minutes=5))
+    value = 1
+    duration_ms = 10.0
+    success = True
+    method = "tools/call"
+    tool_name = ""
+    dimensions = factory.LazyFunction(lambda: {"server": "/clock"})
 
 
 class AgentFactory(factory.django.DjangoModelFactory):

@@ -8,13 +8,12 @@ import json
 
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from accounts.views import session_page
 from core.targets import TARGETS
 from core.validators import normalize_path
-from metrics.plots import server_tool_usage
+from metrics.plots import tools_usage
 from servers.clients import gateway_base_url
 from virtual_servers.listing import visible_to
 from virtual_servers.selectors import health_of, skills_served, tools_seen
@@ -52,10 +51,9 @@ def _tools_seen(principal, virtual) -> list[dict]:
     may call it (a virtual server grants no more than its members do), and its calls of the last 24 hours
     at its member's server (p50, p95, errors: metrics/plots.py)."""
     seen = tools_seen(virtual)
-    now = timezone.now()
     usage = {
-        server: {series.name: series for series in server_tool_usage(server, 24, now)}
-        for server in {server for _, server, _ in seen}
+        server: {series.name: series for series in found}
+        for server, found in tools_usage({server for _, server, _ in seen}, 24).items()
     }
     return [
         {
@@ -64,7 +62,7 @@ def _tools_seen(principal, virtual) -> list[dict]:
             "own": own,
             "may_call": principal.allows_mcp(virtual.path, "tools/call", name)
             and principal.allows_mcp(server, "tools/call", own),
-            "usage": usage[server].get(own),
+            "usage": usage.get(server, {}).get(own),
         }
         for name, server, own in seen
     ]

@@ -87,28 +87,12 @@ def test_the_old_search_address_leads_to_the_search_page(analyst):  # noqa: F811
 
 
 def test_each_agent_shows_its_calls_of_the_last_day_by_a2a_method(client, admin_user, settings):
-    import uuid
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from metrics.models import ToolExecutionMetric
-    from tests.factories import AgentFactory
+    from tests.factories import AgentFactory, ToolCallFactory
 
     settings.METRICS_API_KEY = "reported"
     AgentFactory(path="/echo", name="Echo", is_enabled=True, visibility="public")
     for method, ms, ok in (("message/send", 100, True), ("message/send", 300, False), ("tasks/get", 5, True)):
-        ToolExecutionMetric.objects.create(
-            id=uuid.uuid4(),
-            service="registry",
-            timestamp=timezone.now() - timedelta(minutes=5),
-            value=1,
-            duration_ms=ms,
-            success=ok,
-            method=method,
-            tool_name="",
-            dimensions={"server": "/echo"},
-        )
+        ToolCallFactory(duration_ms=ms, success=ok, method=method, dimensions={"server": "/echo"})
     client.force_login(admin_user)
 
     usage = re.findall(r"<li><code>([^<]+)</code>: ([^<]+)</li>", page(client.get("/agents")))

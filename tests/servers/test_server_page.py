@@ -3,15 +3,13 @@ parameter tables with their calls through the gateway, and configurations for th
 
 import json
 import re
-import uuid
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from metrics.models import ToolExecutionMetric
 from servers.models import HealthTransition
-from tests.factories import ServerFactory
+from tests.factories import ServerFactory, ToolCallFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -74,17 +72,7 @@ def test_the_page_shows_health_over_time_with_the_reasons(client, clock, member,
 def test_tools_are_parameter_tables_with_their_calls_through_the_gateway(client, clock, admin_user, settings):
     settings.METRICS_API_KEY = "reported"
     for ms, ok in ((10, True), (20, True), (30, False)):
-        ToolExecutionMetric.objects.create(
-            id=uuid.uuid4(),
-            service="registry",
-            timestamp=timezone.now() - timedelta(minutes=5),
-            value=1,
-            duration_ms=ms,
-            success=ok,
-            method="tools/call",
-            tool_name="add",
-            dimensions={"server": "/clock"},
-        )
+        ToolCallFactory(duration_ms=ms, success=ok, tool_name="add")
     client.force_login(admin_user)
 
     page = html(client.get("/servers/clock"))
@@ -161,16 +149,9 @@ def test_try_it_is_offered_for_the_tools_the_viewer_may_call_only(client, clock,
 def test_a_tool_that_answered_with_its_own_error_counts_as_failed(client, clock, admin_user, settings):
     settings.METRICS_API_KEY = "reported"
     for ms, error_type in ((10, None), (20, "tool_error"), (30, None)):
-        ToolExecutionMetric.objects.create(
-            id=uuid.uuid4(),
-            service="registry",
-            timestamp=timezone.now() - timedelta(minutes=5),
-            value=1,
-            duration_ms=ms,
-            success=True,  # a result with isError is a JSON-RPC success
-            method="tools/call",
-            tool_name="add",
-            dimensions={"server": "/clock", "error_type": error_type},
+        # a result with isError is a JSON-RPC success
+        ToolCallFactory(
+            duration_ms=ms, tool_name="add", dimensions={"server": "/clock", "error_type": error_type}
         )
     client.force_login(admin_user)
 

@@ -90,25 +90,11 @@ def test_the_page_lists_the_skills_it_serves_that_the_viewer_may_see(client, tea
 
 
 def test_each_tool_clients_see_shows_its_calls_at_its_member_of_the_last_day(admin_client, team):
-    import uuid
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from metrics.models import ToolExecutionMetric
+    from tests.factories import ToolCallFactory
 
     for ms, ok in ((10, True), (20, True), (30, False)):
-        ToolExecutionMetric.objects.create(
-            id=uuid.uuid4(),
-            service="registry",
-            timestamp=timezone.now() - timedelta(minutes=5),
-            value=1,
-            duration_ms=ms,
-            success=ok,
-            method="tools/call",
-            tool_name="search",  # its own name at /notes; clients see it as find_notes
-            dimensions={"server": "/notes"},
-        )
+        # its own name at /notes; clients see it as find_notes
+        ToolCallFactory(duration_ms=ms, success=ok, tool_name="search", dimensions={"server": "/notes"})
 
     page = html(admin_client.get("/virtual-servers/team"))
 
