@@ -114,6 +114,8 @@ class AuditAction(models.TextChoices):
     OAUTH_ISSUER_SAVE = "oauth.issuer_save", "Trusted identity provider added or changed"
     OAUTH_ISSUER_DELETE = "oauth.issuer_delete", "Trusted identity provider removed"
     OAUTH_CODE_REPLAY = "oauth.code_replay", "Authorization code replayed: its tokens revoked"
+    OAUTH_ASSERTION = "oauth.assertion", "Token issued for an identity provider's assertion (ID-JAG)"
+    OAUTH_ASSERTION_REFUSED = "oauth.assertion_refused", "Identity provider's assertion (ID-JAG) refused"
     CREDENTIAL_CREATE = "credential.create", "Client credential created"
     CREDENTIAL_REVOKE = "credential.revoke", "Client credential revoked"
     METRICS_KEY_CREATE = "metrics_key.create", "Metrics API key created"

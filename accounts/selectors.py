@@ -1,6 +1,7 @@
 """Reads for accounts."""
 
 from allauth.socialaccount.adapter import get_adapter as get_social_adapter
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db.models import Count
 from django.utils import timezone
@@ -43,6 +44,14 @@ def login_providers(request) -> list[dict]:
         {"name": name, "display_name": providers[name].name, "icon": PROVIDER_ICONS.get(name, "openid")}
         for name in sorted(providers)
     ]
+
+
+def login_providers_of(issuer: str) -> list[str]:
+    """The OpenID Connect logins (their provider ids, as users' provider links name them) configured for
+    the identity provider whose issuer is `issuer`."""
+    apps = settings.SOCIALACCOUNT_PROVIDERS.get("openid_connect", {}).get("APPS", [])
+    wanted = issuer.rstrip("/")
+    return [app["provider_id"] for app in apps if app["settings"]["server_url"].rstrip("/") == wanted]
 
 
 def scopes_document() -> dict:

@@ -21,8 +21,8 @@ from oauth.services import (
 
 @admin.register(Consent)
 class ConsentAdmin(ConsoleModelAdmin):
-    list_display = ("user", "application", "all_rights", "remembered", "updated_at", "last_used_at")
-    list_filter = ("all_rights", "remembered", "application__registration_source")
+    list_display = ("user", "application", "all_rights", "remembered", "issuer", "updated_at", "last_used_at")
+    list_filter = ("all_rights", "remembered", "issuer", "application__registration_source")
     search_fields = ("user__username", "application__name", "application__client_id")
     list_select_related = ("user", "application")
     readonly_fields = (
@@ -32,13 +32,15 @@ class ConsentAdmin(ConsoleModelAdmin):
         "scopes",
         "resources",
         "remembered",
+        "issuer",
+        "tool_sets",
         "created_at",
         "last_used_at",
     )
     actions = ["withdraw"]
 
     def has_add_permission(self, request):
-        return False  # consents are given by users on the consent page
+        return False  # consents are given by users on the consent page, or by identity providers' assertions
 
     def has_delete_permission(self, request, obj=None):
         return False  # withdrawn (the action below), which ends the tokens too and is audited

@@ -7,22 +7,22 @@ that fails raises AssertionRefused with the reason for the audit trail (never th
 - the issuer is a trusted one (oauth/models.TrustedIssuer), and its keys verify the signature;
 - `aud` is the registry's issuer; `exp` is in the future and `iat` not, within MAX_LIFETIME_SECONDS;
 - `resource` names one of the registry's gateway URLs (oauth/resources.py);
-- `client_id` is the client authenticating;
+- `client_id` is the client authenticating; `sub` names someone;
 - `jti` was never seen before for that issuer (kept until `exp` in Redis, across processes).
 
 The JWT is read and verified by PyJWT (core/attestations.py uses it too), never by hand."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import jwt
-from django.conf import settings
+from django.core.cache import cache
 
-from core.outbound import AddressRefused, FetchFailed, addresses_to_reach, fetch
+from connections.oauth.discovery import UpstreamOAuthRefused, fetch_checked
 from core.redis_clients import sync_client
 from oauth.models import TrustedIssuer
 from oauth.resources import ResourceRefused, resource_of
@@ -31,7 +31,8 @@ TYPE = "oauth-id-jag+jwt"
 DEFAULT_ALGORITHMS = ("RS256", "ES256")
 MAX_LIFETIME_SECONDS = 600
 LEEWAY_SECONDS = 30
-JWKS_MAX_BYTES = 256 * 1024
+JWKS_CACHE_SECONDS = 300
+JWKS_REFETCH_SECONDS = 30
 SEEN_KEY = "registry:oauth:id-jag-seen:"
 
 
@@ -42,7 +43,7 @@ class AssertionRefused(ValueError):
 @dataclass(frozen=True)
 class IdJag:
     issuer: TrustedIssuer
-    user_value: str  # the value of the issuer's user claim
+    user_value: str  # the value of the issuer's user claim ("" when the assertion has none)
     resource: str
     audience: str  # the resource's server or agent path
     scopes: tuple[str, ...]
@@ -89,11 +90,12 @@ def id_jag_verified(assertion: str, *, registry_issuer: str, origins: set[str], 
         resource = resource_of(str(claims.get("resource", "")), origins=origins)
     except ResourceRefused as refused:
         raise AssertionRefused(f"The assertion's resource is not one of this registry's: {refused}") from None
+    if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+        raise AssertionRefused("The assertion has no sub.")
     user_value = claims.get(issuer.user_claim)
-    if not isinstance(user_value, str) or not user_value:
-        raise AssertionRefused(f"The assertion has no {issuer.user_claim} to name the user by.")
     _first_use(issuer, str(claims["jti"]), claims["exp"])
     scopes = tuple(str(claims.get("scope", "")).split())
+    user_value = user_value if isinstance(user_value, str) else ""
     return IdJag(issuer, user_value, resource.url, resource.audience, scopes, claims)
 
 
@@ -105,34 +107,43 @@ def _first_use(issuer: TrustedIssuer, jti: str, expires: float) -> None:
 
 
 def _key(issuer: TrustedIssuer, kid):
-    keys = issuer.jwks if issuer.jwks.get("keys") else _fetched_keys(issuer)
+    """The issuer's key with the assertion's `kid`: from its keys as given, or as fetched (kept
+    JWKS_CACHE_SECONDS; fetched again for an unknown `kid`, a rotation, at most once a JWKS_REFETCH_SECONDS
+    per issuer, so assertions with made-up kids cannot make the registry fetch on each)."""
+    if issuer.jwks.get("keys"):
+        found = _matching(issuer.jwks, kid)
+    else:
+        cache_key = f"oauth:id-jag-jwks:{issuer.pk}:{hashlib.sha256(issuer.jwks_url.encode()).hexdigest()}"
+        keys = cache.get(cache_key)
+        if keys is None:
+            keys = _fetched_keys(issuer)
+            cache.set(cache_key, keys, JWKS_CACHE_SECONDS)
+        found = _matching(keys, kid)
+        if found is None and cache.add(f"{cache_key}:refetched", 1, JWKS_REFETCH_SECONDS):
+            keys = _fetched_keys(issuer)
+            cache.set(cache_key, keys, JWKS_CACHE_SECONDS)
+            found = _matching(keys, kid)
+    if found is None:
+        raise AssertionRefused("No key of the issuer has the assertion's kid.")
+    return found
+
+
+def _matching(keys: dict, kid):
     try:
         found = jwt.PyJWKSet.from_dict(keys)
     except jwt.PyJWTError:
         raise AssertionRefused("The issuer's keys cannot be read.") from None
-    matching = [key for key in found.keys if kid is None or key.key_id == kid]
-    if not matching:
-        raise AssertionRefused("No key of the issuer has the assertion's kid.")
-    return matching[0]
+    return next((key for key in found.keys if kid is None or key.key_id == kid), None)
 
 
 def _fetched_keys(issuer: TrustedIssuer) -> dict:
-    """The issuer's JWK Set from its `jwks_url`, fetched under the outbound rules (core/outbound.py)."""
+    """The issuer's JWK Set from its `jwks_url`, fetched under the rule for what upstream identity
+    services publish (connections/oauth/discovery.fetch_checked: https, checked addresses, bounded)."""
     if not issuer.jwks_url:
         raise AssertionRefused("The issuer has no keys configured.")
-    parts = urlsplit(issuer.jwks_url)
     try:
-        addresses = addresses_to_reach(
-            parts.hostname or "",
-            parts.port or (443 if parts.scheme == "https" else 80),
-            allowed_hosts=settings.UPSTREAM_OAUTH_ALLOWED_HOSTS,
-            allow_loopback=settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK,
-        )
-        answer = fetch(
-            issuer.jwks_url, deadline_seconds=10, max_bytes=JWKS_MAX_BYTES, connect_to=addresses[0]
-        )
-        keys = json.loads(answer.body)
-    except (AddressRefused, FetchFailed, ValueError) as failed:
+        keys = json.loads(fetch_checked(issuer.jwks_url, "the JWK Set", registered="").body)
+    except (UpstreamOAuthRefused, ValueError) as failed:
         raise AssertionRefused(f"The issuer's keys could not be fetched: {failed}") from None
     if not isinstance(keys, dict):
         raise AssertionRefused("The issuer's keys are not a JWK Set.")

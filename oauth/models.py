@@ -8,7 +8,12 @@ class Consent(models.Model):
     user's own narrowed to the scopes chosen on the consent page (`all_rights`: every right the user has;
     administration only with `administers`), to the tools chosen per server (`tools`), and the resources
     approved. A remembered consent is not asked again for
-    those resources; withdrawing it revokes every token of the application for that user."""
+    those resources; withdrawing it revokes every token of the application for that user.
+
+    A consent a trusted identity provider's assertion made (`issuer`: the user was not asked) carries the
+    user's rights as they change, never administration, and the digest of each server's pinned tools
+    when granted (`tool_sets`): once they change, its tokens there are refused until the identity
+    provider grants again."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_consents"
@@ -26,6 +31,16 @@ class Consent(models.Model):
     scopes = models.JSONField(default=list, blank=True, help_text="the registry scopes tokens may use")
     resources = models.JSONField(default=list, blank=True, help_text="the resource URLs approved")
     remembered = models.BooleanField(default=False, help_text="not asked again for these resources")
+    issuer = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="the trusted identity provider whose assertion granted it, when the user was not asked",
+    )
+    tool_sets = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="per server path, the digest of its pinned tools when the identity provider granted it",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_used_at = models.DateTimeField(

@@ -11,7 +11,7 @@ from accounts.choices import AuthMethod
 from accounts.principal import REGISTRY, Principal, principal_for_user
 from accounts.reach import ANY, Reach
 from oauth.resources import audience_of_resource
-from oauth.selectors import access_token_of, consent_of
+from oauth.selectors import access_token_of, consent_of, tool_set_of
 from oauth.tokens import is_access_token
 
 
@@ -45,6 +45,16 @@ def principal_from_access_token(raw: str) -> tuple[Principal, float | None] | No
     audience = audience_of_resource(token.resource[0]) if len(token.resource or []) == 1 else None
     if audience is None:
         raise exceptions.AuthenticationFailed("The token names no resource.", code="token_invalid")
+    if (
+        consent.issuer
+        and consent.tool_sets.get(audience)
+        and (tool_set_of(audience) != consent.tool_sets[audience])
+    ):
+        raise exceptions.AuthenticationFailed(
+            f"The tools of {audience} changed since your identity provider granted this token: ask it "
+            "for a new assertion.",
+            code="grant_outdated",
+        )
     principal = principal_for_user(
         user,
         auth_method=AuthMethod.APPLICATION,

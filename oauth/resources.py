@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from accounts.principal import REGISTRY
-from core.public_url import origin_of
+from core.public_url import base_url, origin_of
 from gateway.paths import PathRefused, agent_path, gateway_path
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ResourceRefused",
     "audience_of_path",
     "audience_of_resource",
+    "our_origins",
     "resource_of",
 ]
 
@@ -40,6 +41,11 @@ class Resource:
     def oauth_scope(self) -> str:
         """The OAuth scope a token needs where this resource is used."""
         return "registry" if self.audience == REGISTRY else "mcp"
+
+
+def our_origins(request) -> set[str]:
+    """The origins a resource of this registry may name: the public one, and the one of the request."""
+    return {origin_of(base_url(request)), origin_of(request.build_absolute_uri("/"))}
 
 
 def audience_of_path(path: str) -> str | None:

@@ -10,8 +10,10 @@ from oauth2_provider.models import AccessToken, Application
 
 from accounts.models import Scope, User
 from accounts.principal import Principal, ServerRule
-from oauth.models import Consent
+from accounts.selectors import login_providers_of
+from oauth.models import Consent, TrustedIssuer
 from oauth.resources import REGISTRY
+from servers.models import Server
 
 
 def access_token_of(raw: str) -> AccessToken | None:
@@ -67,3 +69,30 @@ def scopes_for_consent(principal: Principal, audience: str) -> list[ScopeRights]
                 continue
         shown.append(ScopeRights(scope.name, scope.description, _describe(rules)))
     return shown
+
+
+def tool_set_of(path: str) -> str | None:
+    """The digest of the pinned tools of the server at `path` ("" before its first discovery), or None
+    when no server is there (a virtual server, an agent, the registry)."""
+    return Server.objects.filter(path=path).values_list("tool_set_digest", flat=True).first()
+
+
+def user_of_assertion(issuer: TrustedIssuer, claims: dict, value: str) -> User | None:
+    """The registry's user an identity provider's assertion names: the one whose login through that
+    provider (an OpenID Connect login of the same issuer) has the assertion's `sub`, else the one whose
+    username is the value of the issuer's user claim (for `email`, also the one user with that address).
+    Active people only, never a service account."""
+    people = User.objects.filter(is_active=True, is_service_account=False)
+    subject = claims.get("sub")
+    providers = login_providers_of(issuer.issuer)
+    if providers and isinstance(subject, str) and subject:
+        linked = people.filter(socialaccount__provider__in=providers, socialaccount__uid=subject).first()
+        if linked is not None:
+            return linked
+    if not value:
+        return None
+    user = people.filter(username=value).first()
+    if user is None and issuer.user_claim == "email":
+        matching = list(people.filter(email__iexact=value)[:2])
+        user = matching[0] if len(matching) == 1 else None
+    return user

@@ -16,7 +16,10 @@ from accounts.choices import AuditAction
 from accounts.last_used import stamp
 from accounts.models import User
 from accounts.services.audit import audit_event_record
+from core.untrusted import printable
 from oauth.models import Consent
+from oauth.resources import audience_of_resource
+from oauth.selectors import tool_set_of
 
 
 def consent_record(
@@ -200,3 +203,46 @@ def trusted_issuer_delete(*, actor, issuer) -> None:
     with transaction.atomic():
         issuer.delete()
         audit_event_record(actor=actor, action=AuditAction.OAUTH_ISSUER_DELETE, target=target)
+
+
+def assertion_granted(*, user: User, application: Application, issuer, resource: str, scopes) -> Consent:
+    """A trusted identity provider's assertion (ID-JAG) got `application` a token for `user` at
+    `resource`, with no one asked: the consent its tokens are judged by. The user's own consent, when
+    they gave one, stands as they narrowed it; otherwise the identity provider's carries the user's
+    rights as they change (never administration) and, for a server, the digest of its pinned tools now."""
+    audience = audience_of_resource(resource)
+    with transaction.atomic():
+        consent, created = Consent.objects.select_for_update().get_or_create(
+            user=user, application=application, defaults={"all_rights": True, "issuer": issuer.issuer}
+        )
+        if consent.issuer:
+            consent.issuer, consent.all_rights, consent.administers = issuer.issuer, True, False
+            digest = tool_set_of(audience) if audience else None
+            if digest is not None:
+                consent.tool_sets = {**consent.tool_sets, audience: digest}
+        if resource not in consent.resources:
+            consent.resources = [*consent.resources, resource]
+        consent.save()
+        audit_event_record(
+            actor=user,
+            action=AuditAction.OAUTH_ASSERTION,
+            target=f"application:{application.client_id}",
+            detail={
+                "name": application.name,
+                "issuer": issuer.issuer,
+                "resource": resource,
+                "scopes": sorted(scopes),
+                "consent": "the identity provider's" if consent.issuer else "the user's own",
+            },
+        )
+    return consent
+
+
+def assertion_refused(*, client_id: str, reason: str) -> None:
+    """An assertion was refused at the token endpoint: the reason, never the assertion."""
+    audit_event_record(
+        actor=None,
+        action=AuditAction.OAUTH_ASSERTION_REFUSED,
+        target=f"application:{printable(client_id[:300])}",
+        detail={"reason": printable(reason[:500])},
+    )

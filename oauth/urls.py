@@ -12,7 +12,7 @@ app_name = "oauth2_provider"
 urlpatterns = [
     path(
         ".well-known/oauth-authorization-server",
-        toolkit.OAuthServerMetadataView.as_view(),
+        views.ServerMetadataView.as_view(),
         name="oauth-server-metadata",
     ),
     re_path(

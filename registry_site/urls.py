@@ -26,6 +26,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.allauth_urls")),  # identity-provider login and callback only
     *app_urls("accounts"),
+    path("", include("oauth.api.urls")),  # the identity providers whose assertions it accepts
     path("", include("oauth.urls")),  # the authorization server: pages and endpoints in one namespace
     path("", include("gateway.api.urls")),  # the gateway itself is ASGI (registry_site/asgi.py)
     *app_urls("servers"),

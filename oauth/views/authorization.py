@@ -16,7 +16,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
-from oauth2_provider.views import AuthorizationView, OAuthProtectedResourceMetadataView
+from oauth2_provider.views import (
+    AuthorizationView,
+    OAuthProtectedResourceMetadataView,
+    OAuthServerMetadataView,
+)
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
@@ -28,11 +32,13 @@ from accounts.views.login import session_page
 from core import ratelimit
 from core.confirm import confirmation_page, confirmed
 from core.content_policy import policy_sending_forms_to
-from core.public_url import base_url, origin_of
+from core.public_url import base_url
 from core.untrusted import InputRejected, json_loads
 from oauth import resources, selectors, services
 from oauth.clients import ClientMetadataRefused, client_metadata_check
+from oauth.grants import ID_JAG_PROFILE
 from oauth.models import Consent
+from oauth.resources import our_origins
 from oauth.validators import code_challenge_problem
 from servers.policies import callable_tools
 
@@ -47,11 +53,6 @@ REQUEST_KEYS = (
 )
 ALL_RIGHTS = "__all__"
 ADMINISTRATION = "__admin__"  # administration too: only an administrator, only when ticked
-
-
-def our_origins(request) -> set[str]:
-    """The origins a resource of this registry may name: the public one, and the one of the request."""
-    return {origin_of(base_url(request)), origin_of(request.build_absolute_uri("/"))}
 
 
 class ConsentForm(AllowForm):
@@ -300,6 +301,19 @@ def _oauth_error(error: str, description: str, status: int) -> JsonResponse:
     response = JsonResponse({"error": error, "error_description": description}, status=status)
     response["Cache-Control"] = "no-store"
     return response
+
+
+class ServerMetadataView(OAuthServerMetadataView):
+    """GET /.well-known/oauth-authorization-server (RFC 8414): django-oauth-toolkit's document, which also
+    says the token endpoint takes identity providers' assertions (the ID-JAG grant profile)."""
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        document = json_loads(response.content)
+        document["authorization_grant_profiles_supported"] = [ID_JAG_PROFILE]
+        answer = JsonResponse(document)
+        answer["Access-Control-Allow-Origin"] = "*"
+        return answer
 
 
 class ResourceMetadataView(OAuthProtectedResourceMetadataView):

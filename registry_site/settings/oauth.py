@@ -46,6 +46,7 @@ OAUTH2_PROVIDER = {
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,  # a used refresh token presented again revokes its family
     "OAUTH2_VALIDATOR_CLASS": "oauth.validators.RegistryValidator",  # S256 challenges, code replay
+    "OAUTH2_SERVER_CLASS": "oauth.grants.RegistryServer",  # and identity providers' assertions (ID-JAG)
     "ACCESS_TOKEN_GENERATOR": "oauth.tokens.access_token",
     "REFRESH_TOKEN_GENERATOR": "oauth.tokens.refresh_token",
     "PKCE_REQUIRED": True,
@@ -54,7 +55,11 @@ OAUTH2_PROVIDER = {
     # oauth/views/authorization.py decides when a remembered consent applies
     "REQUEST_APPROVAL_PROMPT": "force",
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    ],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,

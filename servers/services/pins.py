@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.cache import PRINCIPALS
 from accounts.choices import AuditAction
 from accounts.services import actor_user, audit_event_record
 from core import attestations
@@ -328,10 +329,13 @@ def _set_digest_store(server, now, *, scanned: bool = False) -> None:
             "policy": {"high_holds": settings.TOOL_SCAN_HIGH_HOLDS, "rules": fields["tool_scan_rules"]},
         }
     )
+    moved = fields["tool_set_digest"] != server.tool_set_digest
     for field, value in fields.items():
         setattr(server, field, value)
     Server.objects.filter(pk=server.pk).update(**fields)
     LISTINGS.bump()
+    if moved:  # tokens an identity provider granted for the set before are judged again (oauth/principals.py)
+        PRINCIPALS.bump()
 
 
 def _decide(change: ToolChange, status: str, actor, now) -> None:

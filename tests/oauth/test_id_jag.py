@@ -111,7 +111,7 @@ def test_the_same_jti_twice_is_refused(idp):
             "issuer is not a trusted identity provider",
         ),
         (lambda key: assertion(key, client_id="another-host"), "issued to another client"),
-        (lambda key: assertion(key, email=None), "no email to name the user by"),
+        (lambda key: assertion(key, sub=None), "Subject must be a string"),
         (
             lambda key: assertion(rsa.generate_private_key(public_exponent=65537, key_size=2048)),
             "signature does not verify",
@@ -151,21 +151,26 @@ def test_a_disabled_issuer_is_not_trusted(idp):
         verified(assertion(key))
 
 
-def test_the_issuers_keys_are_fetched_from_its_jwks_url_under_the_outbound_rules(idp, settings):
+def test_the_issuers_keys_are_fetched_under_the_outbound_rules_kept_and_fetched_again_for_a_new_kid(
+    idp, settings
+):
     import json
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     issuer, key = idp
-    published = json.dumps(issuer.jwks).encode()
+    published = {"keys": issuer.jwks["keys"]}
+    fetched = []
 
     class Keys(BaseHTTPRequestHandler):
         def do_GET(self):
+            body = json.dumps(published).encode()
+            fetched.append(self.path)
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(published)))
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(published)
+            self.wfile.write(body)
 
         def log_message(self, *args):
             return None
@@ -174,17 +179,25 @@ def test_the_issuers_keys_are_fetched_from_its_jwks_url_under_the_outbound_rules
     threading.Thread(target=server.serve_forever, daemon=True).start()
     issuer.jwks, issuer.jwks_url = {}, f"http://127.0.0.1:{server.server_port}/jwks.json"
     issuer.save()
+    rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     try:
         with pytest.raises(
-            AssertionRefused, match="keys could not be fetched: 127.0.0.1 resolves to an address"
+            AssertionRefused,
+            match="keys could not be fetched: The JWK Set http://127.0.0.1:.*/jwks.json is not https",
         ):
-            verified(assertion(key))  # loopback is not a public address
+            verified(assertion(key))  # plain http only to loopback, when development allows it
         settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK = True
         found = verified(assertion(key))
+        verified(assertion(key))  # the keys as kept
+        published["keys"] = [*published["keys"], jwk_of(rotated, "k2")]
+        verified(assertion(rotated, kid="k2"))  # a new kid: fetched again
+        with pytest.raises(AssertionRefused, match="No key of the issuer has the assertion's kid"):
+            verified(assertion(rotated, kid="made-up"))  # not fetched again so soon
     finally:
         server.shutdown()
 
     assert found.user_value == "ada@example.com"
+    assert fetched == ["/jwks.json", "/jwks.json"]
 
 
 def test_an_administrator_adds_an_issuer_in_the_console_by_the_one_rule_and_it_is_audited(admin_client):

@@ -53,7 +53,12 @@ def test_authorization_server_metadata(client):
     }
     assert body["code_challenge_methods_supported"] == ["S256"]
     assert body["client_id_metadata_document_supported"] is True
-    assert body["grant_types_supported"] == ["authorization_code", "refresh_token"]
+    assert body["grant_types_supported"] == [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    ]
+    assert body["authorization_grant_profiles_supported"] == ["urn:ietf:params:oauth:grant-profile:id-jag"]
     assert body["response_types_supported"] == ["code"]
     assert body["authorization_response_iss_parameter_supported"] is True
 
