@@ -8,12 +8,16 @@ from allauth.urls import build_provider_urlpatterns
 from django.urls import path
 from django.views.generic.base import RedirectView
 
+from accounts.adapters import oidc_callback
+
 
 def _to_login(error: str = "") -> RedirectView:
     return RedirectView.as_view(url="/login" + (f"?{urlencode({'error': error})}" if error else ""))
 
 
 urlpatterns = [
+    # before allauth's own, which it replaces: the same callback, keeping the raw ID token
+    path("oidc/<str:provider_id>/login/callback/", oidc_callback, name="openid_connect_callback"),
     *build_provider_urlpatterns(),
     path("login/", _to_login(), name="account_login"),
     path("inactive/", _to_login("This account is inactive."), name="account_inactive"),

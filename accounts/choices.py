@@ -98,6 +98,11 @@ class AuditAction(models.TextChoices):
     CONNECTION_DISCONNECT = "connection.disconnect", "Upstream credential disconnected"
     CONNECTION_REVOKE = "connection.revoke", "Upstream credential revoked by an administrator"
     CONNECTION_REFRESH_FAILED = "connection.refresh_failed", "Upstream sign-in could not be refreshed"
+    CONNECTION_CROSS_APP = "connection.cross_app", "Company identity exchanged for an upstream token"
+    CONNECTION_CROSS_APP_REFUSED = (
+        "connection.cross_app_refused",
+        "Company identity not exchanged for an upstream token",
+    )
     VIRTUAL_SERVER_CREATE = "virtual_server.create", "Virtual server created"
     VIRTUAL_SERVER_UPDATE = "virtual_server.update", "Virtual server updated"
     VIRTUAL_SERVER_DELETE = "virtual_server.delete", "Virtual server deleted"

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractUser, Group
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from accounts.choices import AuditAction, TokenKind
 from accounts.querysets import AuditEventQuerySet
@@ -195,3 +196,33 @@ class AuditCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"audit checkpoint #{self.chain_seq} ({self.kind})"
+
+
+class ProviderSignIn(models.Model):
+    """What a user's last OpenID Connect login through `provider` obtained, kept only with
+    CROSS_APP_ACCESS_ENABLED: the ID token and the refresh token, sealed (core/sealing.py) to the user and
+    the provider, so the gateway can exchange them at the identity provider for an assertion another
+    authorization server takes (connections/cross_app.py). Never shown anywhere; replaced by each login."""
+
+    SECRET_FIELDS = ("sealed",)
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="provider_sign_ins")
+    provider = models.CharField(max_length=100, help_text="the login's provider id")
+    issuer = models.CharField(max_length=500, help_text="the identity provider's issuer")
+    sealed = models.TextField()
+    id_token_expires_at = models.DateTimeField(null=True, blank=True)
+    signed_in_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-signed_in_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "provider"], name="provider_sign_in_one_per_provider"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.provider}"
+
+    def id_token_fresh(self, margin_seconds: int = 30) -> bool:
+        """Whether the kept ID token is still good for `margin_seconds`."""
+        expires = self.id_token_expires_at
+        return expires is not None and (expires - timezone.now()).total_seconds() > margin_seconds

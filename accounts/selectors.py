@@ -46,6 +46,19 @@ def login_providers(request) -> list[dict]:
     ]
 
 
+def oidc_app_of(provider: str) -> dict | None:
+    """The configured OpenID Connect login `provider` (allauth's app: `client_id`, `secret`, `settings`
+    with the issuer as `server_url`), or None when it is not one."""
+    apps = settings.SOCIALACCOUNT_PROVIDERS.get("openid_connect", {}).get("APPS", [])
+    return next((app for app in apps if app["provider_id"] == provider), None)
+
+
+def oidc_issuer_of(provider: str) -> str | None:
+    """The issuer of the OpenID Connect login `provider`, or None when it is not one."""
+    app = oidc_app_of(provider)
+    return app["settings"]["server_url"] if app is not None else None
+
+
 def login_providers_of(issuer: str) -> list[str]:
     """The OpenID Connect logins (their provider ids, as users' provider links name them) configured for
     the identity provider whose issuer is `issuer`."""

@@ -3,8 +3,9 @@ discovery), for every kind of target that holds an upstream credential (a server
 server asks it for each member): nothing, the operator's shared headers (sealed at rest:
 servers/shared_headers.py), or the caller's own credential (their secret in the target's header, or their
 sign-in's access token as `Authorization: Bearer`, refreshed when it expires and when the upstream refuses
-it: connections/refresh.py). Refresh-and-retry after an upstream's 401 lives here
-(`gateway_headers_again`), so every carrier gets it alike. The gateway asks it for every request; opened
+it: connections/refresh.py; or a token exchanged for their company identity, again when refused:
+connections/cross_app.py). Refresh-and-retry after an upstream's 401 lives here (`gateway_headers_again`),
+so every carrier gets it alike. The gateway asks it for every request; opened
 credentials are cached in this process (memory only) until the auth epoch moves, which any connection
 made, replaced or removed does, and a sign-in's no longer than its token is fresh."""
 
@@ -18,13 +19,13 @@ from threading import Lock
 from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from connections import refresh
+from connections import cross_app, refresh
 from connections.choices import Purpose
 from connections.models import UpstreamCredential, of_target
 from connections.sealed import open_for
 from connections.services import credential_step_up
 from core.sealing import Unsealable
-from servers.choices import UpstreamAuth
+from servers.choices import SIGN_IN_MODES, UpstreamAuth
 from servers.shared_headers import SharedHeadersLost
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable, secret_header
 
@@ -57,6 +58,8 @@ def _opened(target, principal, purpose: str, rejected: str | None = None) -> tup
                 "registry's back, or its key is gone): an operator enters it again.",
                 None,
             ) from None
+    if target.upstream_auth == UpstreamAuth.CROSS_APP_ACCESS:
+        return cross_app.headers(target, _person(target, principal, purpose), rejected=rejected)
     credential, where = _credential(target, principal, purpose)
     try:
         values = open_for(credential, target)
@@ -97,14 +100,7 @@ def _credential(target, principal, purpose: str) -> tuple[UpstreamCredential, st
         missing = f"{target.path} needs a discovery connection (made by an administrator in the console)."
         where = None
     else:
-        user = principal.user
-        if user is None or user.is_service_account:
-            raise CredentialMissing(
-                target.path,
-                f"{target.path} needs each user's own credential; service accounts and callers without a "
-                "registry account can use only servers with no credential or shared headers.",
-                None,
-            )
+        user = _person(target, principal, purpose)
         credential = UpstreamCredential.objects.filter(
             **of_target(target), user=user, purpose=Purpose.USER
         ).first()
@@ -113,6 +109,21 @@ def _credential(target, principal, purpose: str) -> tuple[UpstreamCredential, st
     if credential is None:
         raise CredentialMissing(target.path, missing, where)
     return credential, where
+
+
+def _person(target, principal, purpose: str):
+    """The user whose own credential a request needs: a person with a registry account (CredentialMissing
+    for service accounts, callers without an account and the registry's own discovery of a target reached
+    with each user's company identity)."""
+    user = principal.user if principal is not None else None
+    if purpose == Purpose.DISCOVERY or user is None or user.is_service_account:
+        raise CredentialMissing(
+            target.path,
+            f"{target.path} needs each user's own credential; service accounts and callers without a "
+            "registry account can use only servers with no credential or shared headers.",
+            None,
+        )
+    return user
 
 
 class HeaderCache:
@@ -162,7 +173,7 @@ async def gateway_headers_after_refusal(target, principal, epoch, refused: dict[
     """The headers to try once more after the upstream answered 401 to `refused`: a sign-in refreshed
     (or the one another process refreshed meanwhile). CredentialMissing when there is none to try."""
     token = refused.get("Authorization", "").removeprefix("Bearer ")
-    if target.upstream_auth != UpstreamAuth.USER_OAUTH or not token:
+    if target.upstream_auth not in SIGN_IN_MODES or not token:
         raise CredentialMissing(target.path, f"{target.path} refused your credential.", connect_path(target))
     try:
         headers, until = await database_sync_to_async(_opened)(target, principal, Purpose.USER, token)
@@ -174,12 +185,22 @@ async def gateway_headers_after_refusal(target, principal, epoch, refused: dict[
 
 
 async def gateway_headers_again(
-    target, principal, epoch, credential: dict[str, str], status: int, scopes: str
+    target,
+    principal,
+    epoch,
+    credential: dict[str, str],
+    status: int,
+    scopes: str,
+    stronger_login: bool = False,
 ):
     """The credential to try once more after a target refused the caller's sign-in with `status` (every
     target kind the gateway carries asks this, so each refreshes and retries alike): a refreshed token
     after a 401 (CredentialMissing when the sign-in is gone); after a 403 asking for more scope, none
-    (CredentialMissing: the caller signs in again, asked for `scopes` too)."""
+    (CredentialMissing: the caller signs in again, asked for `scopes` too); after a 401 asking for a
+    stronger login at the caller's identity provider (`stronger_login`), none (CredentialMissing: the caller
+    logs in again)."""
+    if stronger_login and target.upstream_auth == UpstreamAuth.CROSS_APP_ACCESS:
+        raise cross_app.step_up(target)
     if status == 403:
         raise await step_up(target, principal, scopes)
     return await gateway_headers_after_refusal(target, principal, epoch, credential)

@@ -119,6 +119,49 @@ def credential_signed_in(*, actor, user, signed_in):
     return credential
 
 
+def credential_cross_app_store(*, target, user, grant, idp: str, audience: str) -> UpstreamCredential:
+    """Keep the access token the target's authorization server issued for the user's company identity
+    (connections/cross_app.py), replacing the one before; audited without the tokens."""
+    values = {"access_token": grant.access_token}
+    sealed, mode, origin = seal_for(target=target, user_id=user.pk, purpose=Purpose.USER, values=values)
+    with transaction.atomic():
+        credential, _ = UpstreamCredential.objects.update_or_create(
+            **of_target(target),
+            user=user,
+            purpose=Purpose.USER,
+            defaults={
+                "sealed": sealed,
+                "mode": mode,
+                "origin": origin,
+                "scopes": grant.scopes[:1000],
+                "expires_at": grant.expires_at,
+                "connected_by": user,
+            },
+        )
+        audit_event_record(
+            actor=user,
+            action=AuditAction.CONNECTION_CROSS_APP,
+            target=audit_target(target),
+            detail={
+                "identity_provider": idp,
+                "authorization_server": audience,
+                "scopes": grant.scopes[:1000],
+                "expires_at": grant.expires_at.isoformat() if grant.expires_at else None,
+            },
+        )
+    return credential
+
+
+def cross_app_refused(*, target, user, reason: str) -> None:
+    """An exchange of the user's company identity for `target` failed: why, never a token."""
+    audit_event_record(
+        actor=user,
+        action=AuditAction.CONNECTION_CROSS_APP_REFUSED,
+        target=audit_target(target),
+        detail={"reason": reason[:300]},
+    )
+
+
 def credential_refreshed(*, credential: UpstreamCredential, target, values: dict, grant) -> dict:
     """Keep a refreshed sign-in (no audit: routine; no cache epoch: the old token stays in use where it is
     cached until it fails or expires). The connection's values as they are now."""

@@ -53,6 +53,6 @@ async def carried(
             return await attempt(credential, send)
         except SignInRefused as refused:  # once more, with a refreshed sign-in
             again = await gateway_headers_again(
-                target, principal, epoch, credential, refused.status, refused.scope
+                target, principal, epoch, credential, refused.status, refused.scope, refused.stronger_login
             )
             return await attempt(again, send)

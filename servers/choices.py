@@ -70,9 +70,16 @@ class UpstreamAuth(models.TextChoices):
     SHARED_HEADERS = "shared_headers", "Shared headers (one credential for every caller)"
     USER_SECRET = "user_secret", "Each user's own secret (API key or personal access token)"
     USER_OAUTH = "user_oauth", "Each user's own sign-in at the target (OAuth)"
+    CROSS_APP_ACCESS = (
+        "cross_app_access",
+        "Each user's company identity, exchanged at the identity provider (cross-app access, ID-JAG)",
+    )
 
 
 USER_CREDENTIAL_MODES = frozenset({UpstreamAuth.USER_SECRET, UpstreamAuth.USER_OAUTH})
+# The modes whose credential is an access token the target's authorization server issued for the user:
+# refused with a 401, it is obtained again once (connections/resolver.py, gateway/sign_in.py).
+SIGN_IN_MODES = frozenset({UpstreamAuth.USER_OAUTH, UpstreamAuth.CROSS_APP_ACCESS})
 
 
 class AuthType(models.TextChoices):

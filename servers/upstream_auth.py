@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from servers.choices import UpstreamAuth
+from servers.choices import SIGN_IN_MODES, UpstreamAuth
 
 PLACEHOLDER = "{secret}"
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")  # an RFC 9110 token
@@ -79,11 +79,16 @@ def mode_problems(
     """The problems of a target's mode and the fields it needs (`headers`: whether it has shared headers),
     by field name."""
     problems = {}
-    if mode == UpstreamAuth.USER_OAUTH and url:
+    if mode in SIGN_IN_MODES and url:
         parts = urlsplit(url)
         loopback_http = settings.UPSTREAM_OAUTH_ALLOW_LOOPBACK and _loopback(parts.hostname or "")
         if parts.scheme != "https" and not loopback_http:
             problems[url_field] = "A target users sign in to must be reached over https."
+    if mode == UpstreamAuth.CROSS_APP_ACCESS and not settings.CROSS_APP_ACCESS_ENABLED:
+        problems["upstream_auth"] = (
+            "Cross-app access needs CROSS_APP_ACCESS_ENABLED, so that users' identity-provider logins are "
+            "kept for the exchange."
+        )
     if mode == UpstreamAuth.SHARED_HEADERS and not headers:
         problems["headers"] = "Shared headers need at least one outbound header."
     if mode != UpstreamAuth.SHARED_HEADERS and headers:

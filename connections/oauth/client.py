@@ -68,15 +68,19 @@ def identity_for(authorization: UpstreamAuthorization, *, server_url: str, base:
 
 
 def _identity(stored: UpstreamClient, how: str) -> ClientIdentity:
-    secret = None
-    if stored.sealed_secret:
-        try:
-            secret = sealing.unseal(stored.sealed_secret, context=client_context(stored)).decode()
-        except sealing.Unsealable:
-            raise UpstreamOAuthRefused(
-                f"The registry's client secret at {stored.issuer} no longer opens: enter it again."
-            ) from None
-    return ClientIdentity(stored.client_id, secret, how, stored.redirect_uri)
+    return ClientIdentity(stored.client_id, client_secret_of(stored), how, stored.redirect_uri)
+
+
+def client_secret_of(stored: UpstreamClient) -> str | None:
+    """The registry's secret as that client, if it has one (UpstreamOAuthRefused when it no longer opens)."""
+    if not stored.sealed_secret:
+        return None
+    try:
+        return sealing.unseal(stored.sealed_secret, context=client_context(stored)).decode()
+    except sealing.Unsealable:
+        raise UpstreamOAuthRefused(
+            f"The registry's client secret at {stored.issuer} no longer opens: enter it again."
+        ) from None
 
 
 def client_secret_sealed(*, issuer: str, redirect_uri: str, secret: str) -> str:

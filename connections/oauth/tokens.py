@@ -1,6 +1,8 @@
 """The token endpoint and the revocation endpoint of an upstream's authorization server, for a user's
 sign-in there: the authorization code exchanged (PKCE verifier, RFC 8707 `resource`), a refresh (the new
-refresh token kept when the server rotates it), and revocation (RFC 7009). Requests are built by oauthlib,
+refresh token kept when the server rotates it), and revocation (RFC 7009). For cross-app access, the two
+requests of an identity assertion: its exchange at the identity provider (RFC 8693, for an ID-JAG) and its
+presentation at the upstream's authorization server (RFC 7523 `jwt-bearer`). Requests are built by oauthlib,
 answers read with the `mcp` SDK's OAuthToken, and everything goes through the sign-in's rule for outbound
 fetches (connections/oauth/discovery.py `fetch_checked`: checked addresses, bounded, no redirects).
 
@@ -28,9 +30,18 @@ logger = logging.getLogger(__name__)
 ERROR_TEXT_MAX = 200
 
 
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+
+
 class TokenRefused(Exception):
     """The authorization server refused the grant (`invalid_grant` and the like): the user signs in again.
-    The message is safe to show."""
+    The message is safe to show; `error` is the OAuth error code it answered."""
+
+    def __init__(self, message: str, error: str = ""):
+        super().__init__(message)
+        self.error = error
 
 
 class TokenUnavailable(Exception):
@@ -105,6 +116,41 @@ def revoke(values: dict, *, registered: str) -> bool:
     return revoked
 
 
+def id_jag_exchange(
+    values: dict,
+    *,
+    subject_token: str,
+    subject_token_type: str,
+    audience: str,
+    resource: str,
+    registered: str,
+) -> str:
+    """An identity assertion (ID-JAG) for `audience` (the authorization server's issuer) and `resource`,
+    exchanged at the identity provider for the user's `subject_token` (TokenRefused, TokenUnavailable)."""
+    pairs = [
+        ("grant_type", TOKEN_EXCHANGE),
+        ("requested_token_type", ID_JAG),
+        ("audience", audience),
+        ("resource", resource),
+        ("subject_token", subject_token),
+        ("subject_token_type", subject_token_type),
+    ]
+    if not values.get("client_secret"):
+        pairs.append(("client_id", values["client_id"]))
+    document = _answer(values, urlencode(pairs), registered)
+    if document.get("issued_token_type") != ID_JAG or not isinstance(document.get("access_token"), str):
+        raise TokenUnavailable("The identity provider's answer is not an identity assertion (ID-JAG).")
+    return document["access_token"]
+
+
+def jwt_bearer(values: dict, *, assertion: str, registered: str) -> Grant:
+    """The access token an authorization server issues for an identity assertion (RFC 7523)."""
+    pairs = [("grant_type", JWT_BEARER), ("assertion", assertion)]
+    if not values.get("client_secret"):
+        pairs.append(("client_id", values["client_id"]))
+    return _grant(_answer(values, urlencode(pairs), registered))
+
+
 def _headers(values: dict) -> dict[str, str]:
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
     if values.get("client_secret"):  # client_secret_basic (RFC 6749 §2.3.1: form-encoded, then Basic)
@@ -114,6 +160,11 @@ def _headers(values: dict) -> dict[str, str]:
 
 
 def _token_request(values: dict, body: str, registered: str) -> Grant:
+    return _grant(_answer(values, body, registered))
+
+
+def _answer(values: dict, body: str, registered: str) -> dict:
+    """The token endpoint's JSON answer of 200 to `body` (TokenRefused with its error, TokenUnavailable)."""
     try:
         answer = fetch_checked(
             values["token_endpoint"],
@@ -132,9 +183,15 @@ def _token_request(values: dict, body: str, registered: str) -> Grant:
     if answer.status in (400, 401) and isinstance(document, dict) and isinstance(document.get("error"), str):
         said = document.get("error_description")
         said = said if isinstance(said, str) else document["error"]
-        raise TokenRefused(f"The authorization server refused: {said[:ERROR_TEXT_MAX]}")
-    if answer.status != 200:
+        raise TokenRefused(
+            f"The authorization server refused: {said[:ERROR_TEXT_MAX]}", document["error"][:ERROR_TEXT_MAX]
+        )
+    if answer.status != 200 or not isinstance(document, dict):
         raise TokenUnavailable(f"The token endpoint answered {answer.status}.")
+    return document
+
+
+def _grant(document: dict) -> Grant:
     from mcp.shared.auth import OAuthToken  # here, not at the top: see connections/oauth/discovery.discover
 
     try:

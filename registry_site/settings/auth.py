@@ -133,6 +133,10 @@ SOCIALACCOUNT_LOGIN_ON_GET = True  # GET /api/auth/auth/{provider} goes straight
 SOCIALACCOUNT_AUTO_SIGNUP = True
 SOCIALACCOUNT_EMAIL_AUTHENTICATION = False  # never attach a provider login to a local user by e-mail
 SOCIALACCOUNT_STORE_TOKENS = False
+# Cross-app access (servers and agents in the `cross_app_access` mode): each OpenID Connect login's ID
+# token and refresh token are kept, sealed (accounts/models.ProviderSignIn), and exchanged at the identity
+# provider for an assertion (ID-JAG) the target's authorization server takes (connections/cross_app.py).
+CROSS_APP_ACCESS_ENABLED = env.bool("CROSS_APP_ACCESS_ENABLED", default=False)
 ACCOUNT_EMAIL_VERIFICATION = "none"
 ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]

@@ -68,17 +68,22 @@ def failed_checks(*workdirs: Path) -> dict[str, list[str]]:
 
 class BearerProxy:
     """An ASGI app that forwards every request as it came (Host and Origin included) to `target`, adding
-    `Authorization: Bearer <token>`, and streams the answer back."""
+    `Authorization: Bearer <token>` when given one, and streams the answer back. Every request it forwards
+    is noted in `seen` as (method, path, headers, body), in order, so a test can tell what went out."""
 
-    def __init__(self, target: str, token: str):
+    def __init__(self, target: str, token: str | None = None):
         self.target, self.token = target.rstrip("/"), token
+        self.seen: list[tuple[str, str, dict[bytes, bytes], bytes]] = []
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
         body = await asgi_body(receive)
-        headers = [(k, v) for k, v in scope["headers"] if k not in (b"authorization", b"content-length")]
-        headers.append((b"authorization", f"Bearer {self.token}".encode()))
+        self.seen.append((scope["method"], scope["path"], dict(scope["headers"]), body))
+        headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+        if self.token is not None:
+            headers = [(k, v) for k, v in headers if k != b"authorization"]
+            headers.append((b"authorization", f"Bearer {self.token}".encode()))
         url = (
             self.target
             + scope["path"]

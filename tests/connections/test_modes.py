@@ -121,3 +121,24 @@ def test_moving_a_shared_headers_server_to_another_origin_drops_its_headers_and_
 
     server.refresh_from_db()
     assert (server.headers, server.upstream_auth) == ({}, "none")
+
+
+def test_cross_app_access_needs_the_kept_logins_and_https(client, settings):
+    off = register(client, upstream_auth="cross_app_access", proxy_pass_url="https://mcp.example.com/mcp")
+    settings.CROSS_APP_ACCESS_ENABLED = True
+    plain = register(client, upstream_auth="cross_app_access", proxy_pass_url="http://mcp.example.com/mcp")
+    created = register(client, upstream_auth="cross_app_access", proxy_pass_url="https://mcp.example.com/mcp")
+
+    assert (off.status_code, off.json()["errors"]) == (
+        400,
+        {
+            "upstream_auth": [
+                "Cross-app access needs CROSS_APP_ACCESS_ENABLED, so that users' identity-provider logins "
+                "are kept for the exchange."
+            ]
+        },
+    )
+    assert plain.json()["errors"] == {
+        "proxy_pass_url": ["A target users sign in to must be reached over https."]
+    }
+    assert (created.status_code, created.json()["service"]["upstream_auth"]) == (201, "cross_app_access")

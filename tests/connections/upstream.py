@@ -116,14 +116,21 @@ def secure_gateway_fixture(certificate):
 
 
 def start_upstream(
-    log_dir, *, clock_url: str, certificate, agent_url: str | None = None
+    log_dir,
+    *,
+    clock_url: str,
+    certificate,
+    agent_url: str | None = None,
+    env: dict | None = None,
+    more_setup: str = "",
 ) -> tuple[Upstream, object, str]:
     """The upstream, with the MCP server at `clock_url` behind it at `/clock` (and the A2A agent at
-    `agent_url` at `/helper`, when given)."""
-    env_extra = {"OAUTH_CIMD_ALLOW_LOOPBACK": "true", "SSL_CERT_FILE": str(certificate)}
+    `agent_url` at `/helper`, when given); `env` adds settings, `more_setup` code run after the setup."""
+    env_extra = {"OAUTH_CIMD_ALLOW_LOOPBACK": "true", "SSL_CERT_FILE": str(certificate), **(env or {})}
     setup = SETUP.format(users=UPSTREAM_USERS, password=PASSWORD, server=clock_url)
     if agent_url is not None:
         setup += AGENT_SETUP.format(agent=agent_url)
+    setup += more_setup
     peer, group, name = start_peer(log_dir, env_extra=env_extra, setup=setup)
     return Upstream(peer.url, peer.database_url, peer.env), group, name
 

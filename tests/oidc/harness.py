@@ -52,6 +52,14 @@ class Provider:
         """Everything the process printed so far (stdout and stderr)."""
         return "".join(self._output)
 
+    def exchanges(self) -> list[str]:
+        """The identity assertions issued so far: "<login> <audience> <resource>" each."""
+        return [
+            line.removeprefix("EXCHANGE ").strip()
+            for line in self.output.splitlines()
+            if line.startswith("EXCHANGE ")
+        ]
+
     @property
     def discovery_url(self) -> str:
         return f"{self.issuer}/.well-known/openid-configuration"
@@ -90,6 +98,8 @@ def start_provider(
     accounts: dict,
     password: str,
     cc_groups: Iterable[str] = (),
+    id_jag_clients: dict | None = None,
+    step_up: Iterable[str] = (),
 ) -> Provider:
     """Start provider.mjs on 127.0.0.1:<port> and wait for it to be ready."""
     if not (NODE_MODULES / "oidc-provider").is_dir():
@@ -110,6 +120,8 @@ def start_provider(
         OIDC_ACCOUNTS=json.dumps(accounts),
         OIDC_PASSWORD=password,
         OIDC_CC_GROUPS=",".join(cc_groups),
+        OIDC_ID_JAG_CLIENTS=json.dumps(id_jag_clients or {}),
+        OIDC_STEP_UP=",".join(step_up),
     )
     env.pop("NODE_OPTIONS", None)
     process = subprocess.Popen(

@@ -8,11 +8,20 @@
 //   OIDC_ACCOUNTS       JSON {"<login>": {<claims>}}; the login name is the account id / `sub`
 //   OIDC_PASSWORD       the one password every account accepts
 //   OIDC_CC_GROUPS      comma-separated `groups` claim put into client-credentials JWTs
+//   OIDC_ID_JAG_CLIENTS JSON {"<audience>": "<client id there>"}: the authorization servers the client
+//                       may get identity assertions (ID-JAG) for, and the client each names (the policy)
+//   OIDC_STEP_UP        comma-separated logins whose exchanges ask for a stronger login
 //
 // Claims: `groups` is released for the `profile` scope and also for an extra `groups`
 // scope; ID tokens carry the scope claims too (conformIdTokenClaims: false).
 // Client credentials with a `resource` parameter yield an RS256 JWT access token
 // (aud = resource, iss = issuer, client_id, groups).
+//
+// Token exchange (RFC 8693) for identity assertions, as the MCP enterprise-managed authorization extension
+// has an identity provider issue them: the client's user's ID token (still valid) or refresh token in,
+// an RS256 JWT of `typ: oauth-id-jag+jwt` out (iss, sub, aud = the audience asked for, client_id from
+// OIDC_ID_JAG_CLIENTS, resource, scope, email, jti, a 300 s lifetime). Each exchange is logged on stderr
+// as "EXCHANGE <login> <audience> <resource>".
 //
 // Prints exactly one line "READY <issuer>" on stdout once listening; everything else
 // (oidc-provider notices included) goes to stderr. Exits 0 on SIGTERM / SIGINT.
@@ -43,6 +52,13 @@ const accounts = JSON.parse(required('OIDC_ACCOUNTS'));
 const password = required('OIDC_PASSWORD');
 const ccGroups = (process.env.OIDC_CC_GROUPS || '')
   .split(',').map((s) => s.trim()).filter(Boolean);
+const idJagClients = JSON.parse(process.env.OIDC_ID_JAG_CLIENTS || '{}');
+const stepUp = new Set((process.env.OIDC_STEP_UP || '').split(',').map((s) => s.trim()).filter(Boolean));
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
+const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
+const REFRESH_TOKEN = 'urn:ietf:params:oauth:token-type:refresh_token';
 
 const issuer = `http://127.0.0.1:${port}`;
 
@@ -88,7 +104,7 @@ const configuration = {
     redirect_uris: [redirectUri],
     post_logout_redirect_uris: [new URL('/', redirectUri).href],
     application_type: 'web',
-    grant_types: ['authorization_code', 'client_credentials', 'refresh_token'],
+    grant_types: ['authorization_code', 'client_credentials', 'refresh_token', TOKEN_EXCHANGE],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic', // client_secret_post is accepted as well
   }],
@@ -169,6 +185,79 @@ const configuration = {
 };
 
 const provider = new Provider(issuer, configuration);
+
+function base64url(value) {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
+
+function signed(header, claims) {
+  const input = `${base64url(header)}.${base64url(claims)}`;
+  return `${input}.${crypto.sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
+}
+
+function refuse(ctx, error, description) {
+  ctx.status = 400;
+  ctx.set('cache-control', 'no-store');
+  ctx.body = { error, error_description: description };
+}
+
+async function subjectOf(ctx) {
+  const { params, client } = ctx.oidc;
+  if (params.subject_token_type === ID_TOKEN) {
+    try {
+      const { payload } = await provider.IdToken.validate(params.subject_token, client);
+      return payload.exp > Math.floor(Date.now() / 1000) ? payload.sub : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  if (params.subject_token_type === REFRESH_TOKEN) {
+    const token = await provider.RefreshToken.find(params.subject_token);
+    return token && !token.isExpired && token.clientId === client.clientId ? token.accountId : undefined;
+  }
+  return undefined;
+}
+
+provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+  const { params, client } = ctx.oidc;
+  if (params.requested_token_type !== ID_JAG) {
+    return refuse(ctx, 'invalid_request', 'only identity assertions (ID-JAG) are issued here');
+  }
+  const login = await subjectOf(ctx);
+  if (login === undefined || !Object.hasOwn(accounts, login)) {
+    return refuse(ctx, 'invalid_grant', 'the subject token is not a valid login of this client');
+  }
+  if (stepUp.has(login)) {
+    return refuse(ctx, 'insufficient_user_authentication', 'a stronger login is required');
+  }
+  const named = idJagClients[params.audience];
+  if (named === undefined) {
+    return refuse(ctx, 'invalid_target', `no policy lets ${client.clientId} reach ${params.audience}`);
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const claims = {
+    iss: issuer,
+    sub: login,
+    aud: params.audience,
+    client_id: named,
+    jti: crypto.randomBytes(16).toString('hex'),
+    iat: now,
+    exp: now + 300,
+    ...(params.resource ? { resource: params.resource } : {}),
+    ...(params.scope ? { scope: params.scope } : {}),
+    ...(accounts[login].email ? { email: accounts[login].email } : {}),
+  };
+  console.error(`EXCHANGE ${login} ${params.audience} ${params.resource || ''}`);
+  ctx.set('cache-control', 'no-store');
+  ctx.body = {
+    issued_token_type: ID_JAG,
+    access_token: signed({ alg: 'RS256', typ: 'oauth-id-jag+jwt', kid: signingJwk.kid }, claims),
+    token_type: 'N_A',
+    expires_in: 300,
+    ...(params.scope ? { scope: params.scope } : {}),
+  };
+  return undefined;
+}, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'resource', 'scope']);
 
 function loginForm(uid, { login = '', error } = {}) {
   return page('Sign in', `${error ? `<p class="error" id="login-error">${htmlEscape(error)}</p>\n` : ''}<form method="post" action="/interaction/${htmlEscape(uid)}/login">
