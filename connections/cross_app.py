@@ -240,6 +240,7 @@ def _client_at(authorization, assertion: str) -> dict:
         raise tokens.TokenUnavailable("The identity provider's assertion is not a JWT.") from None
     if not isinstance(client_id, str) or not client_id:
         raise tokens.TokenUnavailable("The identity provider's assertion names no client.")
-    stored = UpstreamClient.objects.filter(issuer=authorization.issuer, client_id=client_id).first()
+    issuer = authorization.issuer.rstrip("/")  # as operators' clients are kept (connections/services.py)
+    stored = UpstreamClient.objects.filter(issuer=issuer, client_id=client_id).first()
     secret = client_secret_of(stored) if stored is not None else None
     return {"token_endpoint": authorization.token_endpoint, "client_id": client_id, "client_secret": secret}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -48,6 +49,33 @@ def run_suite(
             f"The conformance suite reported nothing:\n{finished.stdout[-3000:]}\n{finished.stderr[-3000:]}"
         )
     return verdicts
+
+
+def run_client_suite(
+    command: str, workdir: Path, *, scenario: str, env: dict | None = None, timeout: float = 300
+) -> dict[str, bool]:
+    """{scenario: passed} for a client scenario: the suite starts its servers and runs `command` (with the
+    server's URL as its last argument, the scenario's context in MCP_CONFORMANCE_CONTEXT)."""
+    if not NODE.exists() or not SUITE.exists():
+        pytest.fail(
+            "The MCP conformance suite is not installed: `make test` runs "
+            "`npm ci --prefix tests/conformance` (it needs the npm registry)."
+        )
+    workdir.mkdir(parents=True, exist_ok=True)
+    finished = subprocess.run(
+        [str(NODE), str(SUITE), "client", "--command", command, "--scenario", scenario],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    said = finished.stdout + finished.stderr
+    (workdir / "suite.log").write_text(said)
+    found = ONE_VERDICT.search(said)
+    if found is None:
+        pytest.fail(f"The conformance suite reported nothing:\n{said[-4000:]}")
+    return {scenario: int(found["failed"]) == 0 and found["passed"] == found["total"] != "0"}
 
 
 def failed_checks(*workdirs: Path) -> dict[str, list[str]]:
