@@ -14,10 +14,13 @@ provider's assertions are also taken by this registry's own token endpoint (an M
 import json
 
 import anyio
+import httpx
 import jwt
 import psycopg
 import pytest
 import requests
+from a2a.client import ClientConfig, create_client
+from a2a.types import TaskState
 from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth.models import Group
 from mcp.shared.exceptions import MCPError
@@ -29,10 +32,11 @@ from accounts.services import provider_sign_in_opened
 from connections.models import UpstreamCredential
 from connections.sealed import open_for
 from oauth.models import TrustedIssuer
+from tests.a2a_agents import echo_agent, last_task
 from tests.conformance.suite import BearerProxy
 from tests.conftest import unused_port
 from tests.connections.upstream import start_upstream, stop_peer
-from tests.factories import ServerFactory
+from tests.factories import AgentFactory, ServerFactory
 from tests.gateway.gateway_calls import run
 from tests.mcp_servers import UvicornThread, loopback_socket, time_server_fixture  # noqa: F401
 from tests.oauth.flow import loopback_certificate
@@ -61,9 +65,11 @@ Application.objects.create(
 
 @pytest.fixture(scope="module")
 def lab(django_db_setup, django_db_blocker, tmp_path_factory, time_server):
-    """(this registry's gateway, the identity provider, the upstream, the proxy in front of it)."""
+    """(this registry's gateway, the identity provider, the upstream, the proxy in front of it); the
+    upstream fronts a real MCP server at `/clock` and a real a2a-sdk agent at `/helper`."""
     from registry_site.asgi import application
 
+    helper = echo_agent()
     gateway = UvicornThread(application, loopback_socket()).start()
     proxy = BearerProxy("http://127.0.0.1:9")  # its target is the upstream, once started
     proxied = UvicornThread(proxy, loopback_socket()).start()
@@ -84,6 +90,7 @@ def lab(django_db_setup, django_db_blocker, tmp_path_factory, time_server):
             tmp_path_factory.mktemp("upstream"),
             clock_url=time_server,
             certificate=certificate,
+            agent_url=helper.url("/"),
             env={"GATEWAY_PUBLIC_URL": proxied.url(""), "UPSTREAM_OAUTH_ALLOW_LOOPBACK": "true"},
             more_setup=UPSTREAM_SETUP.format(
                 issuer=provider.issuer, jwks=provider.jwks_uri, client=AT_UPSTREAM
@@ -98,6 +105,7 @@ def lab(django_db_setup, django_db_blocker, tmp_path_factory, time_server):
         provider.stop()
         proxied.stop()
         gateway.stop()
+        helper.stop()
 
 
 @pytest.fixture
@@ -321,3 +329,36 @@ def test_the_login_kept_is_sealed_and_the_same_providers_assertion_gets_a_host_a
 
     assert (granted.status_code, granted.json()["scope"]) == (200, "mcp"), granted.text
     assert run(gateway.url("/upclock/mcp"), granted.json()["access_token"], add) == "5"
+
+
+def test_an_agent_in_the_mode_is_reached_the_same_way_through_the_one_resolver(crossing, token_for):
+    gateway, provider, upstream, proxy = crossing
+    agent = AgentFactory(
+        path="/upagent",
+        name="Up Agent",
+        url=f"{proxy_url(crossing)}/helper/a2a",
+        preferred_transport="JSONRPC",
+        protocol_version="1.0",
+        capabilities={"streaming": True},
+        visibility="public",
+        is_enabled=True,
+        upstream_auth="cross_app_access",
+    )
+    token = logged_in(crossing, "alice", token_for)
+    before = len(provider.exchanges())
+
+    async def message():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=40) as http:
+            client = await create_client(
+                gateway.url("/upagent/a2a"), client_config=ClientConfig(httpx_client=http, streaming=False)
+            )
+            async with client:
+                return await last_task(client, "hello")
+
+    answered = anyio.run(message)
+
+    assert answered.status.state == TaskState.TASK_STATE_COMPLETED
+    assert answered.artifacts[0].parts[0].text == "echo: hello"
+    assert provider.exchanges()[before:] == [f"alice {proxy_url(crossing)} {proxy_url(crossing)}/helper/a2a"]
+    credential = UpstreamCredential.objects.get(agent=agent)
+    assert upstream.user_of(open_for(credential, agent)["access_token"]) == "alice-up"
