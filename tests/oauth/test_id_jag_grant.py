@@ -225,6 +225,17 @@ def test_a_confidential_client_authenticates_with_its_secret(host, servers, idp)
     assert not AuditEvent.objects.filter(action="oauth.assertion_refused").exists()  # (no one authenticated)
 
 
+def test_a_host_known_by_its_client_id_metadata_document_presents_an_assertion(host, servers, idp, documents):
+    document = documents.client_document("enterprise-host.json")
+
+    answer = exchange(host, document, assertion(host, idp, document))
+
+    assert (answer.status_code, answer.json()["scope"]) == (200, "mcp"), answer.text
+    application = Application.objects.get(client_id=document)
+    assert (application.registration_source, application.name) == ("cimd", "Verified Host")
+    assert AccessToken.objects.get(user__isnull=False).application == application
+
+
 def test_the_user_is_found_through_their_login_at_the_same_identity_provider_or_by_the_issuers_claim(
     host, servers, idp, client_id, member, settings
 ):
