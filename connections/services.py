@@ -88,21 +88,14 @@ def credential_signed_in(*, actor, user, signed_in):
         "refresh_token": grant.refresh_token,
     }
     user_id = user.pk if user is not None else None
-    sealed, mode, origin = seal_for(target=target, user_id=user_id, purpose=signed_in.purpose, values=values)
     with transaction.atomic():
-        credential, created = UpstreamCredential.objects.update_or_create(
-            **of_target(target),
+        credential, created = _granted_store(
+            target=target,
             user_id=user_id,
             purpose=signed_in.purpose,
-            defaults={
-                "sealed": sealed,
-                "mode": mode,
-                "origin": origin,
-                "scopes": grant.scopes[:1000],
-                "wanted_scopes": "",
-                "expires_at": grant.expires_at,
-                "connected_by": actor_user(actor),
-            },
+            values=values,
+            grant=grant,
+            connected_by=actor_user(actor),
         )
         audit_event_record(
             actor=actor,
@@ -119,24 +112,38 @@ def credential_signed_in(*, actor, user, signed_in):
     return credential
 
 
+def _granted_store(*, target, user_id, purpose: str, values: dict, grant, connected_by):
+    """(the credential, whether it is new): `values` sealed for the target as it is now and kept for
+    `user_id` and `purpose` with what the authorization server granted, replacing the one before."""
+    sealed, mode, origin = seal_for(target=target, user_id=user_id, purpose=purpose, values=values)
+    return UpstreamCredential.objects.update_or_create(
+        **of_target(target),
+        user_id=user_id,
+        purpose=purpose,
+        defaults={
+            "sealed": sealed,
+            "mode": mode,
+            "origin": origin,
+            "scopes": grant.scopes[:1000],
+            "wanted_scopes": "",
+            "expires_at": grant.expires_at,
+            "connected_by": connected_by,
+        },
+    )
+
+
 def credential_cross_app_store(*, target, user, grant, idp: str, audience: str) -> UpstreamCredential:
     """Keep the access token the target's authorization server issued for the user's company identity
     (connections/cross_app.py), replacing the one before; audited without the tokens."""
     values = {"access_token": grant.access_token}
-    sealed, mode, origin = seal_for(target=target, user_id=user.pk, purpose=Purpose.USER, values=values)
     with transaction.atomic():
-        credential, _ = UpstreamCredential.objects.update_or_create(
-            **of_target(target),
-            user=user,
+        credential, _ = _granted_store(
+            target=target,
+            user_id=user.pk,
             purpose=Purpose.USER,
-            defaults={
-                "sealed": sealed,
-                "mode": mode,
-                "origin": origin,
-                "scopes": grant.scopes[:1000],
-                "expires_at": grant.expires_at,
-                "connected_by": user,
-            },
+            values=values,
+            grant=grant,
+            connected_by=user,
         )
         audit_event_record(
             actor=user,

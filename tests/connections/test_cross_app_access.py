@@ -164,6 +164,14 @@ async def add(client) -> str:
     return (await client.call_tool("add", {"a": 2, "b": 3})).content[0].text
 
 
+async def asked(client):
+    try:
+        await client.call_tool("add", {"a": 2, "b": 3})
+    except MCPError as error:
+        return error.error
+    raise AssertionError("the call was not asked for a login")
+
+
 def bearer_tokens_seen(proxy) -> set[str]:
     return {
         headers[b"authorization"].decode().removeprefix("Bearer ")
@@ -252,13 +260,6 @@ def test_a_stronger_login_the_identity_provider_asks_for_is_the_in_protocol_ask(
     gateway, provider, upstream, proxy = crossing
     token = logged_in(crossing, "bob", token_for)
 
-    async def asked(client):
-        try:
-            await client.call_tool("add", {"a": 2, "b": 3})
-        except MCPError as error:
-            return error.error
-        raise AssertionError("the call was not asked for a login")
-
     error = run(gateway.url("/upclock/mcp"), token, asked)
 
     assert error.code == -32042
@@ -272,13 +273,6 @@ def test_a_stronger_login_the_identity_provider_asks_for_is_the_in_protocol_ask(
 def test_a_caller_without_a_kept_login_is_asked_to_log_in_and_nothing_goes_out(crossing, member, token_for):
     gateway, provider, upstream, proxy = crossing
     token = token_for(member("local-lucy", "users"))
-
-    async def asked(client):
-        try:
-            await client.call_tool("add", {"a": 2, "b": 3})
-        except MCPError as error:
-            return error.error
-        raise AssertionError("the call was not asked for a login")
 
     error = run(gateway.url("/upclock/mcp"), token, asked)
 
