@@ -1,3 +1,5 @@
+import json
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, Group
 from django.core.exceptions import ValidationError
@@ -7,6 +9,7 @@ from django.utils import timezone
 from accounts.choices import AuditAction, TokenKind
 from accounts.querysets import AuditEventQuerySet
 from accounts.scope_rules import publish_names_errors, server_rules_errors, ui_permissions_errors
+from core import sealing
 
 
 class User(AbstractUser):
@@ -221,6 +224,16 @@ class ProviderSignIn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.provider}"
+
+    @staticmethod
+    def sealing_context(user_id: int, provider: str, issuer: str) -> str:
+        """What the sealed tokens are bound to: a row copied to another user or provider does not open."""
+        return f"provider-sign-in|user={user_id}|{provider}|{issuer}"
+
+    def opened(self) -> dict:
+        """The kept tokens, {"id_token", "refresh_token"} (core.sealing.Unsealable when they do not open)."""
+        context = self.sealing_context(self.user_id, self.provider, self.issuer)
+        return json.loads(sealing.unseal(self.sealed, context=context))
 
     def id_token_fresh(self, margin_seconds: int = 30) -> bool:
         """Whether the kept ID token is still good for `margin_seconds`."""

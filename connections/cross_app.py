@@ -28,7 +28,6 @@ from django.utils import timezone
 
 from accounts.models import ProviderSignIn
 from accounts.selectors import oidc_app_of
-from accounts.services import provider_sign_in_opened
 from connections.choices import Purpose
 from connections.models import UpstreamClient, UpstreamCredential, of_target
 from connections.oauth import tokens
@@ -198,7 +197,7 @@ class _Failed(Exception):
 def _subject(sign_in: ProviderSignIn) -> dict:
     """The subject token of the exchange: the login's ID token while fresh, else its refresh token."""
     try:
-        values = provider_sign_in_opened(sign_in)
+        values = sign_in.opened()
     except sealing.Unsealable:
         raise _Failed("missing", "Your login no longer opens: log in again.") from None
     if values.get("id_token") and sign_in.id_token_fresh(MARGIN_SECONDS):

@@ -20,8 +20,8 @@ Wired as django-oauth-toolkit's OAUTH2_SERVER_CLASS (RegistryServer)."""
 from __future__ import annotations
 
 import json
-import logging
 
+from django.db import transaction
 from django.http import HttpRequest
 from oauthlib.oauth2 import Server
 from oauthlib.oauth2.rfc6749 import errors
@@ -32,21 +32,28 @@ from oauth import selectors, services
 from oauth.id_jag import AssertionRefused, id_jag_verified
 from oauth.resources import REGISTRY, our_origins
 
-logger = logging.getLogger(__name__)
-
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ID_JAG_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
 SCOPES = ("mcp", "registry")
 
 
+class _Rebuilt(HttpRequest):
+    """The Django request an oauthlib request came from, rebuilt from the META it carries as its headers
+    (django-oauth-toolkit rebuilds one the same way for its issuer), with the scheme it had."""
+
+    def __init__(self, request):
+        super().__init__()
+        self.META = dict(request.headers)
+        self.secure = bool(request.headers.get("X_DJANGO_OAUTH_TOOLKIT_SECURE"))
+
+    def _get_scheme(self):
+        return "https" if self.secure else "http"
+
+
 def registry_of(request) -> tuple[str, set[str]]:
     """(the authorization server's issuer, the origins a resource of it may name) for an oauthlib
-    request, which carries the Django request's META as its headers (django-oauth-toolkit rebuilds a
-    request from them the same way for its issuer)."""
-    rebuilt = HttpRequest()
-    rebuilt.META = dict(request.headers)
-    secure = bool(request.headers.get("X_DJANGO_OAUTH_TOOLKIT_SECURE"))
-    rebuilt._get_scheme = lambda: "https" if secure else "http"
+    request."""
+    rebuilt = _Rebuilt(request)
     return base_url(rebuilt), our_origins(rebuilt)
 
 
@@ -71,14 +78,15 @@ class IdJagGrant(GrantTypeBase):
         token = token_handler.create_token(request, refresh_token=False)
         for modifier in self._token_modifiers:
             token = modifier(token)
-        self.request_validator.save_token(token, request)
-        services.assertion_granted(
-            user=request.user,
-            application=request.client,
-            issuer=request.assertion_issuer,
-            resource=request.resource[0],
-            scopes=request.scopes,
-        )
+        with transaction.atomic():  # the token and the consent it is judged by, together
+            self.request_validator.save_token(token, request)
+            services.assertion_granted(
+                user=request.user,
+                application=request.client,
+                issuer=request.assertion_issuer,
+                resource=request.resource[0],
+                scopes=request.scopes,
+            )
         return headers, json.dumps(token), 200
 
     def validate_token_request(self, request):

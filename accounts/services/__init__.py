@@ -19,11 +19,7 @@ from accounts.services.groups import (
     user_sync_idp_groups,
 )
 from accounts.services.login import LoginRefused, login_attempt
-from accounts.services.provider_sign_ins import (
-    provider_sign_in_keep,
-    provider_sign_in_opened,
-    provider_sign_in_refreshed,
-)
+from accounts.services.provider_sign_ins import provider_sign_in_keep
 from accounts.services.scopes import (
     SCOPE_EDITABLE_FIELDS,
     ScopesFileError,
@@ -53,8 +49,6 @@ from accounts.services.users import (
 
 __all__ = [
     "provider_sign_in_keep",
-    "provider_sign_in_opened",
-    "provider_sign_in_refreshed",
     "user_save",
     "user_memberships_set",
     "user_delete",

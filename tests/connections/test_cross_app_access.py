@@ -28,7 +28,6 @@ from oauth2_provider.models import Application
 
 from accounts.choices import AuditAction
 from accounts.models import AuditEvent, ProviderSignIn
-from accounts.services import provider_sign_in_opened
 from connections.models import UpstreamCredential
 from connections.sealed import open_for
 from oauth.models import TrustedIssuer
@@ -286,7 +285,7 @@ def test_the_login_kept_is_sealed_and_the_same_providers_assertion_gets_a_host_a
     gateway, provider, upstream, proxy = crossing
     logged_in(crossing, "alice", token_for)
     sign_in = ProviderSignIn.objects.get(user__socialaccount__uid="alice")
-    kept = provider_sign_in_opened(sign_in)
+    kept = sign_in.opened()
     assert kept["id_token"] not in sign_in.sealed
     assert jwt.decode(kept["id_token"], options={"verify_signature": False})["sub"] == "alice"
     Application.objects.create(
