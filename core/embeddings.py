@@ -20,6 +20,7 @@ import os
 import threading
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,6 +73,45 @@ def normalised(vector: list[float]) -> list[float]:
     if not math.isfinite(norm) or norm == 0.0:
         raise EmbeddingError("The embedding model returned a zero or non-finite vector.")
     return [x / norm for x in vector]
+
+
+def tool_words(name: str, description: str) -> str:
+    """The text a tool is found by: its name read as words (`convert_currency` → "convert currency"), then
+    its description (search/texts.py stores it; a virtual server's search ranks by it too)."""
+    return "\n".join(line.strip() for line in (name.replace("_", " "), description) if line and line.strip())
+
+
+VECTORS_KEPT = 4096
+_kept: OrderedDict[tuple[str, str, str], list[float]] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def vectors_kept(texts: list[str]) -> list[list[float]]:
+    """The vectors of `texts`, each embedded once per process and model (the last VECTORS_KEPT kept): for
+    what is searched often and not stored with a vector (virtual servers, tools as a virtual server shows
+    them). The model runs outside the lock."""
+    model = (settings.EMBEDDINGS_PROVIDER, settings.EMBEDDINGS_MODEL)
+    found: dict[str, list[float]] = {}
+    with _kept_lock:
+        for text in set(texts):
+            if (kept := _kept.get((*model, text))) is not None:
+                found[text] = kept
+    missing = sorted(set(texts) - set(found))
+    if missing:
+        found.update(zip(missing, get_provider().embed(missing), strict=True))
+        with _kept_lock:
+            for text in missing:
+                _kept[(*model, text)] = found[text]
+            while len(_kept) > VECTORS_KEPT:
+                _kept.popitem(last=False)
+    return [found[text] for text in texts]
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    """Cosine similarity clipped to [0, 1]."""
+    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
+    norms = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
+    return min(1.0, max(0.0, dot / norms)) if norms else 0.0
 
 
 # -- local: sentence-transformers with the packaged model -----------------------------------------------

@@ -42,6 +42,7 @@ from gateway import (
 from gateway.epochs import request_epochs
 from gateway.sign_in import SignInRefused
 from gateway.virtual import answers as virtual
+from gateway.virtual import search as virtual_search
 from gateway.virtual import sse as virtual_sse
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 
@@ -125,7 +126,8 @@ class Gateway(front.Front):
         if method == "POST":
             raw = await front.read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
             answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
-            checked, answer = _check(scope, raw, principal, server_path, answering)
+            unwrap = virtual_search.unwrapper(route.virtual)  # search-then-call's two tools, as what they ask
+            checked, answer = _check(scope, raw, principal, server_path, answering, unwrap)
             if answer is not None and target.endpoint == "messages" and route.virtual is not None:
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
@@ -232,8 +234,9 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     raise asking.refusal(scope, missing)
 
 
-def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):
-    """(the checked body, None), or (None, (status, the JSON-RPC answer the gateway gives itself))."""
+def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap=None):
+    """(the checked body, None), or (None, (status, the JSON-RPC answer the gateway gives itself)).
+    `unwrap` rewrites the body once its headers were compared with it, before anything judges it."""
     try:
         payload = json_loads(raw)
         batch, read = jsonrpc.read(payload)
@@ -245,6 +248,8 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str):
     if problem := headers.protocol_disagreement(scope, batch, read):
         request_id = read[0].raw.get("id") if len(read) == 1 else None
         return None, (400, jsonrpc.error_message(request_id, jsonrpc.HEADER_MISMATCH, problem))
+    if unwrap is not None:
+        batch, read = jsonrpc.read(unwrap(payload))
     checked = messages.check_messages(batch, read, principal, server_path)
     checked.trace = tracing.received_all(scope, read, checked)
     if endpoint == "messages" and checked.denied:

@@ -3,6 +3,7 @@ tool and a catalog entry. The model reads only the first 256 word pieces, so wha
 
 from agents.models import Agent
 from catalog.models import ServerVersion
+from core.embeddings import tool_words
 from servers.models import Server, Tool
 from skills.models import Skill
 
@@ -49,8 +50,8 @@ def server_text(server: Server) -> str:
 
 def tool_text(tool: Tool) -> str:
     """A tool is found by its name read as words (`convert_currency` → "convert currency") and its
-    description."""
-    return _joined([tool.name.replace("_", " "), tool.description])
+    description (core/embeddings.tool_words)."""
+    return tool_words(tool.name, tool.description)
 
 
 def version_text(row: ServerVersion) -> str:

@@ -5,19 +5,10 @@ caller's visible, enabled virtual servers are then ranked by cosine similarity i
 
 from __future__ import annotations
 
-import math
-import threading
-from collections import OrderedDict
-
-from django.conf import settings
-
-from core.embeddings import get_provider
+from core.embeddings import cosine, vectors_kept
 from virtual_servers.listing import visible_to
 
 VIRTUAL = "virtual_server"
-VECTORS_KEPT = 4096
-_vectors: OrderedDict[tuple[str, str, str], list[float]] = OrderedDict()
-_lock = threading.Lock()
 
 
 def virtual_text(virtual) -> str:
@@ -32,31 +23,7 @@ def nearest(principal, vector: list[float], limit: int) -> list[tuple[object, fl
     if not rows:
         return []
     texts = [virtual_text(virtual) for virtual in rows]
-    vectors = _vectors_of(texts)
-    scored = [(virtual, _cosine(vector, found)) for virtual, found in zip(rows, vectors, strict=True)]
+    vectors = vectors_kept(texts)
+    scored = [(virtual, cosine(vector, found)) for virtual, found in zip(rows, vectors, strict=True)]
     scored.sort(key=lambda pair: (-pair[1], pair[0].path))
     return scored[:limit]
-
-
-def _vectors_of(texts: list[str]) -> list[list[float]]:
-    model = (settings.EMBEDDINGS_PROVIDER, settings.EMBEDDINGS_MODEL)
-    found: dict[str, list[float]] = {}
-    with _lock:
-        for text in set(texts):
-            if (kept := _vectors.get((*model, text))) is not None:
-                found[text] = kept
-    missing = sorted(set(texts) - set(found))
-    if missing:  # the model runs outside the lock
-        found.update(zip(missing, get_provider().embed(missing), strict=True))
-        with _lock:
-            for text in missing:
-                _vectors[(*model, text)] = found[text]
-            while len(_vectors) > VECTORS_KEPT:
-                _vectors.popitem(last=False)
-    return [found[text] for text in texts]
-
-
-def _cosine(a: list[float], b: list[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return min(1.0, max(0.0, dot / norms)) if norms else 0.0

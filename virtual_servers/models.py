@@ -13,6 +13,10 @@ class VirtualServer(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     is_enabled = models.BooleanField(default=True)
+    tool_search = models.BooleanField(
+        default=False,
+        help_text="lists two tools, search_tools and call_tool, instead of every tool (gateway/virtual/search.py)",
+    )
     skills = models.ManyToManyField(
         "skills.Skill",
         blank=True,

@@ -34,6 +34,7 @@ class VirtualTarget:
     members: tuple[Member, ...]
     known: dict  # member key → names of the tools its server is known to offer
     skill_ids: tuple[int, ...] = ()  # the skills it serves (gateway/virtual/skills.py)
+    tool_search: bool = False  # lists search_tools and call_tool instead (gateway/virtual/search.py)
 
     @cached_property
     def tools_by_name(self) -> dict:
@@ -95,6 +96,7 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
         members,
         dict(known),
         tuple(virtual.skills.values_list("pk", flat=True)),
+        virtual.tool_search,
     )
 
 
@@ -177,6 +179,7 @@ def definition_of(virtual: VirtualServer) -> dict:
         "name": virtual.name,
         "description": virtual.description,
         "is_enabled": virtual.is_enabled,
+        "tool_search": virtual.tool_search,
         "members": [
             {
                 "server": member.server.path,

@@ -43,6 +43,9 @@ def definition_checked(
     is_enabled = definition.get("is_enabled", existing.is_enabled if existing else True)
     if not isinstance(is_enabled, bool):
         problems["is_enabled"] = "true or false."
+    tool_search = definition.get("tool_search", existing.tool_search if existing else False)
+    if not isinstance(tool_search, bool):
+        problems["tool_search"] = "true or false."
     members = definition.get("members")
     paths = [
         normalize_path(m["server"])
@@ -60,7 +63,12 @@ def definition_checked(
     problems |= found
     if problems:
         raise DefinitionRefused(problems)
-    own = {"name": name.strip(), "description": description, "is_enabled": is_enabled}
+    own = {
+        "name": name.strip(),
+        "description": description,
+        "is_enabled": is_enabled,
+        "tool_search": tool_search,
+    }
     return {**own, "skills": skills}, normal
 
 
@@ -138,6 +146,7 @@ def virtual_server_update(*, actor, virtual: VirtualServer, definition: dict) ->
                 "members": _summary(members),
                 "skills": _paths(skills),
                 "enabled": virtual.is_enabled,
+                "tool_search": virtual.tool_search,
             },
         )
     return virtual

@@ -32,6 +32,7 @@ from gateway.virtual import asks as virtual_asks
 from gateway.virtual import judged as virtual_judged
 from gateway.virtual import lists as virtual_lists
 from gateway.virtual import members as virtual_members
+from gateway.virtual import search as virtual_search
 from gateway.virtual import sessions as virtual_sessions
 from gateway.virtual import skills as virtual_skills
 from gateway.virtual import streams as virtual_streams
@@ -135,6 +136,10 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None) -> tuple[d
         return jsonrpc.error_message(request_id, jsonrpc.INVALID_REQUEST, "Send initialize first."), None
     if virtual_skills.concerns(virtual, message):
         return await virtual_skills.answered(virtual, caller, message), None
+    if virtual_search.concerns(message):
+        return await virtual_search.answered(virtual, caller, message), None
+    if method == "tools/list" and virtual.tool_search:
+        return _result(request_id, {"tools": virtual_search.TOOLS}), None
     if method in virtual_lists.LISTS:
         listed = await virtual_lists.merged(virtual, caller, method)
         return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
