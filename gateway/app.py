@@ -37,6 +37,7 @@ from gateway import (
     quotas,
     routing,
     sessions,
+    tasks,
     tracing,
 )
 from gateway.epochs import request_epochs
@@ -127,7 +128,9 @@ class Gateway(front.Front):
             raw = await front.read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
             answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
             unwrap = virtual_search.unwrapper(route.virtual)  # search-then-call's two tools, as what they ask
-            checked, answer = _check(scope, raw, principal, server_path, answering, unwrap)
+            checked, answer = _check(
+                scope, raw, principal, server_path, answering, unwrap, task_calls=route.virtual is None
+            )
             if answer is not None and target.endpoint == "messages" and route.virtual is not None:
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
             if answer is not None:
@@ -170,6 +173,9 @@ class Gateway(front.Front):
         async def attempt(credential: dict[str, str], send) -> None:
             """The request sent with `credential` (a deferred session paired first) and answered."""
             outbound_headers = {**headers.forwarded_request_headers(scope), **credential}
+            names = checked.tasks if checked is not None else None
+            if names is not None:  # a task request names the server's own task in its Mcp-Name
+                outbound_headers.update(names.outbound_headers())
             answer_to = send
             if deferred.is_deferred(session_id):
                 record = await deferred.pairing(server_path, session_id)
@@ -183,7 +189,9 @@ class Gateway(front.Front):
                     outbound_headers["mcp-session-id"] = paired
                 answer_to = forwarding.session_renamed(send, session_id)
             outbound = forwarding.Outbound(method=method, url=url, headers=outbound_headers, body=body)
-            await forwarding.forward(receive, answer_to, route, outbound, checked, target.endpoint, opened)
+            await forwarding.forward(
+                receive, answer_to, route, outbound, checked, target.endpoint, opened, rename=names
+            )
 
         async def over_share(full: routing.Refusal) -> None:
             if (answered := quotas.over_share(full, checked)) is None:
@@ -234,9 +242,10 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     raise asking.refusal(scope, missing)
 
 
-def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap=None):
+def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap=None, task_calls=False):
     """(the checked body, None), or (None, (status, the JSON-RPC answer the gateway gives itself)).
-    `unwrap` rewrites the body once its headers were compared with it, before anything judges it."""
+    `unwrap` rewrites the body once its headers were compared with it, before anything judges it; with
+    `task_calls`, task requests are resolved to the caller's own tasks first (gateway/tasks.py)."""
     try:
         payload = json_loads(raw)
         batch, read = jsonrpc.read(payload)
@@ -250,7 +259,14 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap
         return None, (400, jsonrpc.error_message(request_id, jsonrpc.HEADER_MISMATCH, problem))
     if unwrap is not None:
         batch, read = jsonrpc.read(unwrap(payload))
+    names, refused = None, []
+    if task_calls:
+        payload, refused, names = tasks.resolved(payload, sessions.owner(principal), server_path)
+        read = jsonrpc.read(payload)[1] if payload else []
     checked = messages.check_messages(batch, read, principal, server_path)
+    if names is not None:
+        checked.denied += refused
+        checked.tasks, checked.resolved = (names or None), bool(names.asked)
     checked.trace = tracing.received_all(scope, read, checked)
     if endpoint == "messages" and checked.denied:
         messages.stand_in_denied(checked)

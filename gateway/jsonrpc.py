@@ -30,6 +30,8 @@ TOOLS_LIST = "tools/list"
 PROMPTS_GET = "prompts/get"
 PROMPTS_LIST = "prompts/list"
 INITIALIZE = "initialize"
+# The tasks extension's requests (gateway/tasks.py): each is judged as a call of the tool its task runs.
+TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 # The params key a method's target is named by (the 2026-07-28 `Mcp-Name` header mirrors it).
 NAME_KEYS = {
@@ -38,6 +40,7 @@ NAME_KEYS = {
     "resources/read": "uri",
     "resources/subscribe": "uri",
     "resources/unsubscribe": "uri",
+    **dict.fromkeys(TASK_METHODS, "taskId"),
 }
 
 
@@ -56,7 +59,7 @@ class Message:
     raw: dict
     kind: str  # "request", "notification", "response" or "invalid"
     method: str | None = None
-    tool: str | None = None  # tools/call: params.name when it is a string
+    tool: str | None = None  # tools/call: params.name when it is a string; a task request: its task's tool
 
     @property
     def has_id(self) -> bool:
@@ -80,6 +83,8 @@ def _message(raw: dict) -> Message:
         tool = params.get("name") if method == TOOLS_CALL and isinstance(params, dict) else None
         if method == TOOLS_CALL and (not isinstance(tool, str) or not tool):
             return Message(raw=raw, kind="invalid", method=method)  # a call of no tool
+        if method in TASK_METHODS:  # the tool its task runs, known once the gateway resolved it (tasks.py)
+            tool = getattr(raw, "tool", None) or None
         kind = "request" if "id" in raw else "notification"
         return Message(raw=raw, kind=kind, method=method, tool=tool)
     if method is None and "method" not in raw and "id" in raw and (("result" in raw) != ("error" in raw)):
@@ -111,6 +116,8 @@ def allowed(principal: Principal, server_path: str, message: Message) -> bool:
     if message.kind == "invalid" or message.method is None:
         return False
     method = rule_method(message.method)
+    if method in TASK_METHODS:  # whoever may still call the task's tool there, as the task's own caller
+        return message.tool is not None and principal.allows_mcp(server_path, TOOLS_CALL, message.tool)
     if method not in STANDARD_METHODS:
         return principal.allows_other_mcp(server_path, message.method)
     if method == PROMPTS_GET and principal.trust and principal.prompt_refusal(server_path, message.target):
@@ -124,11 +131,12 @@ def denial(principal: Principal, server_path: str, message: Message) -> str:
         return "tools/call needs params.name, the tool to call."
     if message.kind == "invalid":
         return "A JSON-RPC message needs a string method, or an id and one of result or error."
-    if message.method == TOOLS_CALL and (withheld := principal.tool_refusal(server_path, message.tool)):
+    calls_tool = message.method == TOOLS_CALL or message.method in TASK_METHODS
+    if calls_tool and (withheld := principal.tool_refusal(server_path, message.tool)):
         return withheld
     if message.method == PROMPTS_GET and (withheld := principal.prompt_refusal(server_path, message.target)):
         return withheld
-    target = f"tool '{message.tool}'" if message.method == TOOLS_CALL else f"'{message.method}'"
+    target = f"tool '{message.tool}'" if calls_tool else f"'{message.method}'"
     return f"Access denied: '{principal.username}' may not call {target} on server '{server_path}'."
 
 

@@ -34,12 +34,14 @@ class Checked:
     opens_session: bool = False  # an `initialize` is forwarded: the answer may name a new session
     stand_ins: int = 0  # SSE transport: denied requests forwarded as a method no server has
     trace: object = None  # the requests' spans when tracing is on (gateway/tracing.py)
+    tasks: object = None  # what the answers' task ids are called (gateway/tasks.TaskNames), when any
+    resolved: bool = False  # a task request's id was resolved: the body goes on as rewritten
     received_at: float = field(default_factory=time.perf_counter)  # when the gateway had the body
 
     @property
     def untouched(self) -> bool:
         """Whether the server may receive the body exactly as the client sent it."""
-        return not self.denied and not self.dropped and not self.stand_ins
+        return not self.denied and not self.dropped and not self.stand_ins and not self.resolved
 
     @property
     def rewrites(self) -> bool:
