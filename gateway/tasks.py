@@ -86,6 +86,13 @@ class TaskNames:
     def __bool__(self) -> bool:
         return bool(self.calls or self.asked)
 
+    def reads(self, data: bytes) -> bool:
+        """Whether an event's data may hold a task id to rename (gateway/streams.py asks)."""
+        return b'"taskId"' in data
+
+    def event_id(self, line: bytes) -> bytes:
+        return line
+
     def __call__(self, message):
         """An answer of the server with the gateway's task ids (a batch item by item)."""
         if isinstance(message, list):
@@ -107,6 +114,22 @@ class TaskNames:
         if len(self.asked) == 1 and not self.calls:
             return {"mcp-name": next(iter(self.asked.values()))[1]}
         return {}
+
+
+class Both:
+    """Two renamings of one stream's messages, `first` then `second` (a virtual member's, then its tasks')."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def reads(self, data: bytes) -> bool:
+        return self.first.reads(data) or self.second.reads(data)
+
+    def event_id(self, line: bytes) -> bytes:
+        return self.second.event_id(self.first.event_id(line))
+
+    def __call__(self, message):
+        return self.second(self.first(message))
 
 
 def resolved(payload, owner: str, target: str, member_of=None) -> tuple[object, list[dict], TaskNames]:

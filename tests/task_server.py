@@ -12,6 +12,8 @@ runtime. Stateless JSON-RPC over HTTP, each request answered as JSON.
 - `tasks/cancel` makes a task `cancelled`; an unknown task id is -32602 "Failed to retrieve task: Task
   not found".
 
+With `sse`, answers come as one event on a stream, as SDK servers send them.
+
 Every request is noted in `seen` (method, its taskId, its Mcp-Name header, its Authorization header), so
 a test can tell what reached the server and how it was named."""
 
@@ -48,8 +50,8 @@ def _now() -> str:
 
 
 class TaskServer:
-    def __init__(self, polls: int = 2):
-        self.polls = polls
+    def __init__(self, polls: int = 2, sse: bool = False):
+        self.polls, self.sse = polls, sse
         self.tasks: dict[str, dict] = {}
         self.seen: list[tuple[str, str | None, str | None, str | None]] = []
         self.cancelled: list[str] = []
@@ -72,12 +74,15 @@ class TaskServer:
 
     async def _send(self, send, status: int, body) -> None:
         raw = b"" if body is None else json.dumps(body).encode()
+        content_type = b"application/json"
+        if self.sse and body is not None:  # as SDK servers answer: one event on a stream
+            raw, content_type = b"event: message\ndata: " + raw + b"\n\n", b"text/event-stream"
         await send(
             {
                 "type": "http.response.start",
                 "status": status,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", content_type),
                     (b"content-length", str(len(raw)).encode()),
                 ],
             }
@@ -151,6 +156,6 @@ def _complete(result: dict) -> dict:
     return {"result": {"resultType": "complete", **result}}
 
 
-def task_server(polls: int = 2) -> tuple[UvicornThread, TaskServer]:
-    app = TaskServer(polls)
+def task_server(polls: int = 2, sse: bool = False) -> tuple[UvicornThread, TaskServer]:
+    app = TaskServer(polls, sse)
     return UvicornThread(app, loopback_socket()).start(), app

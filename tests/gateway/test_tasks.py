@@ -12,7 +12,7 @@ from accounts.models import Scope
 from accounts.services import scope_update
 from limits.services import limit_set
 from tests.factories import ServerFactory
-from tests.gateway.gateway_calls import gateway_fixture, post  # noqa: F401
+from tests.gateway.gateway_calls import gateway_fixture, post, sse_messages  # noqa: F401
 from tests.processes import ProcessGroup, free_ports, wait_healthy
 from tests.task_server import task_server
 
@@ -27,9 +27,9 @@ META = {
 NOT_FOUND = {"code": -32602, "message": "Failed to retrieve task: Task not found"}
 
 
-@pytest.fixture
-def jobs():
-    running, server = task_server(polls=2)
+@pytest.fixture(params=[False], ids=["json"])
+def jobs(request):
+    running, server = task_server(polls=2, sse=request.param)
     ServerFactory(path="/jobs", proxy_pass_url=running.url("/mcp"))
     yield server
     running.stop()
@@ -55,7 +55,7 @@ def send(port: int, token: str, method: str, params: dict, name: str | None = No
     if name is not None:
         headers["Mcp-Name"] = name
     status, _, body = post(port, "/jobs/mcp", message, headers)
-    return status, json.loads(body)
+    return status, json.loads(body) if body.lstrip().startswith(b"{") else sse_messages(body)[0]
 
 
 def created(port: int, token: str, tool: str = "long_report") -> str:
@@ -64,6 +64,7 @@ def created(port: int, token: str, tool: str = "long_report") -> str:
     return answer["result"]["taskId"]
 
 
+@pytest.mark.parametrize("jobs", [False, True], ids=["json", "sse"], indirect=True)
 def test_a_call_creates_a_task_named_by_the_gateway_and_polled_to_completion(gateway, jobs, callers):
     task = created(gateway.port, callers["ada"])
     polls = [
