@@ -129,7 +129,7 @@ class Gateway(front.Front):
             answering = "mcp" if route.virtual is not None else target.endpoint  # the gateway answers denials
             unwrap = virtual_search.unwrapper(route.virtual)  # search-then-call's two tools, as what they ask
             checked, answer = _check(
-                scope, raw, principal, server_path, answering, unwrap, task_calls=route.virtual is None
+                scope, raw, principal, server_path, answering, unwrap, virtual=route.virtual is not None
             )
             if answer is not None and target.endpoint == "messages" and route.virtual is not None:
                 return await virtual_sse.post(scope, send, route, None, answer, epochs)
@@ -242,10 +242,11 @@ async def _without_credential(scope, send, server, principal, checked, method: s
     raise asking.refusal(scope, missing)
 
 
-def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap=None, task_calls=False):
+def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap=None, virtual=False):
     """(the checked body, None), or (None, (status, the JSON-RPC answer the gateway gives itself)).
-    `unwrap` rewrites the body once its headers were compared with it, before anything judges it; with
-    `task_calls`, task requests are resolved to the caller's own tasks first (gateway/tasks.py)."""
+    `unwrap` rewrites the body once its headers were compared with it, before anything judges it; task
+    requests are resolved to the caller's own tasks first (gateway/tasks.py; at a `virtual` server, the
+    calls that may create one are noted where their member is known)."""
     try:
         payload = json_loads(raw)
         batch, read = jsonrpc.read(payload)
@@ -258,15 +259,15 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap
         request_id = read[0].raw.get("id") if len(read) == 1 else None
         return None, (400, jsonrpc.error_message(request_id, jsonrpc.HEADER_MISMATCH, problem))
     if unwrap is not None:
-        batch, read = jsonrpc.read(unwrap(payload))
-    names, refused = None, []
-    if task_calls:
-        payload, refused, names = tasks.resolved(payload, sessions.owner(principal), server_path)
+        payload = unwrap(payload)
+        batch, read = jsonrpc.read(payload)
+    owner = sessions.owner(principal)
+    payload, refused, names = tasks.resolved(payload, owner, server_path, calls=not virtual)
+    if names.asked or refused:
         read = jsonrpc.read(payload)[1] if payload else []
     checked = messages.check_messages(batch, read, principal, server_path)
-    if names is not None:
-        checked.denied += refused
-        checked.tasks, checked.resolved = (names or None), bool(names.asked)
+    checked.denied += refused
+    checked.tasks, checked.resolved = (names or None), bool(names.asked)
     checked.trace = tracing.received_all(scope, read, checked)
     if endpoint == "messages" and checked.denied:
         messages.stand_in_denied(checked)

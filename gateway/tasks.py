@@ -132,10 +132,20 @@ class Both:
         return self.second(self.first(message))
 
 
-def resolved(payload, owner: str, target: str, member_of=None) -> tuple[object, list[dict], TaskNames]:
+def noted(names: TaskNames, message: dict, member: str) -> TaskNames:
+    """`names`, noting a `tools/call` that may create a task (its request declares the extension), by the
+    tool's name as the caller called it, at `member` (a virtual server's member key, "" for a server)."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    called = message.get("method") == jsonrpc.TOOLS_CALL and isinstance(params.get("name"), str)
+    if called and declares(message):
+        names.calls[jsonrpc.id_key(message["id"])] = (member, params["name"])
+    return names
+
+
+def resolved(payload, owner: str, target: str, *, calls: bool = True) -> tuple[object, list[dict], TaskNames]:
     """(the body with each task request resolved, the "task not found" answers of those that are not the
-    caller's here, what the answers' task ids are called). `member_of(tool name as called)` gives the
-    member key and the tool's own name of a call at a virtual server (None: a server's own tool)."""
+    caller's here, what the answers' task ids are called). With `calls`, the calls that may create a task
+    are noted too (a server's; a virtual server notes its own once the member is known: `noted`)."""
     names = TaskNames(owner, target)
     refused: list[dict] = []
     items = payload if isinstance(payload, list) else [payload]
@@ -156,9 +166,8 @@ def resolved(payload, owner: str, target: str, member_of=None) -> tuple[object, 
             names.asked[key] = (params["taskId"], handle.upstream)
             kept.append(request)
             continue
-        if item["method"] == jsonrpc.TOOLS_CALL and isinstance(params.get("name"), str) and declares(item):
-            member, tool = member_of(params["name"]) if member_of is not None else ("", params["name"])
-            names.calls[key] = (member, tool)
+        if calls:
+            noted(names, item, "")
         kept.append(item)
     body = kept if isinstance(payload, list) else (kept[0] if kept else None)
     return body, refused, names

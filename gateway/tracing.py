@@ -25,6 +25,7 @@ For each MCP request the gateway receives and forwards:
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -208,7 +209,9 @@ def upstream(exchange: Exchange | None, message: dict, url: str, *, name: str | 
     propagate.inject(carrier, context=trace.set_span_in_context(exchange.client))
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    return {**message, "params": {**params, "_meta": {**meta, **carrier}}}
+    traced = copy.copy(message)  # of its own kind (a resolved task request keeps what it was resolved to)
+    traced["params"] = {**params, "_meta": {**meta, **carrier}}
+    return traced
 
 
 def refused(exchange: Exchange | None, reason: str, error_type: str) -> None:

@@ -3,7 +3,8 @@ SEP-2663), written to the extension's specification (modelcontextprotocol/ext-ta
 specification/2026-07-28/tasks.md): the installed `mcp` SDK carries the extension machinery but no task
 runtime. Stateless JSON-RPC over HTTP, each request answered as JSON.
 
-- `server/discover` declares the extension; `tools/list` has `long_report` and `hello_world`.
+- `server/discover` (and `initialize`, for a gateway that opens a session of an earlier revision) declares
+  the extension; `tools/list` has `long_report` and `hello_world`.
 - `tools/call` of either, from a request that declares the extension in its per-request capabilities,
   answers `resultType: "task"`; without it, -32021 (missing required client capability).
 - `long_report`'s task is `working` for `polls` polls of `tasks/get`, then `completed` with its report.
@@ -98,6 +99,16 @@ class TaskServer:
                     "serverInfo": {"name": "Tasks", "version": "1.0.0"},
                 }
             )
+        if method == "initialize":  # for a gateway that opens a session of an earlier revision first
+            version = params.get("protocolVersion", VERSION)
+            capabilities = {"tools": {}, "extensions": {EXTENSION: {}}}
+            return {
+                "result": {
+                    "protocolVersion": version,
+                    "capabilities": capabilities,
+                    "serverInfo": {"name": "Tasks", "version": "1.0.0"},
+                }
+            }
         if method == "tools/list":
             return _complete({"tools": TOOLS})
         if method == "tools/call":

@@ -24,7 +24,7 @@ import secrets
 
 from core.errors import ErrorCode
 from core.protocol_versions import HANDSHAKE_VERSIONS, STATELESS_VERSION
-from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, sessions, tracing
+from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, sessions, tasks, tracing
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
@@ -61,6 +61,7 @@ ROUTED = frozenset(
         "resources/subscribe",
         "resources/unsubscribe",
         "completion/complete",
+        *jsonrpc.TASK_METHODS,  # to the member whose task it is (gateway/tasks.py)
     }
 )
 
@@ -105,7 +106,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         if "id" not in message:
             continue  # notifications are the gateway's own to take
         traced = tracing.exchange_of(checked, message)
-        reply, new_session = await _reply(virtual, caller, message, traced)
+        reply, new_session = await _reply(virtual, caller, message, traced, checked.tasks)
         tracing.ended(traced, tracing.outcome(reply), reply.get("result"))
         if caller.stateless and "result" in reply:
             reply = {**reply, "result": {**STATELESS_RESULT, **reply["result"]}}
@@ -118,8 +119,9 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
     return await forwarding.json_answer(send, 200, replies if checked.batch else replies[0], extra)
 
 
-async def _reply(virtual, caller: Caller, message: dict, traced=None) -> tuple[dict, str | None]:
-    """(the answer to one request, the session it opened if it was `initialize`)."""
+async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None) -> tuple[dict, str | None]:
+    """(the answer to one request, the session it opened if it was `initialize`); `names`: the request's
+    task names, when it resolved any (gateway/tasks.py)."""
     method, request_id = message["method"], message["id"]
     if method == "initialize":
         session_id, result = await _open(virtual, caller, message)
@@ -152,8 +154,10 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None) -> tuple[d
             tracing.refused(traced, refused[0]["error"]["message"], str(refused[0]["error"]["code"]))
             return refused[0], None  # in a batch or beside others: the error alone
         routed = tracing.upstream(traced, routed, member.server.proxy_pass_url, name=tracing.name_of(routed))
+        named = _task_names(caller, member, message, names)
         try:
-            return await virtual_members.ask(caller, member, routed), None
+            answer = await virtual_members.ask(caller, member, routed)
+            return (named(answer) if named else answer), None
         except MemberFailed as failed:
             return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed)), None
     return jsonrpc.error_message(
@@ -180,15 +184,18 @@ def _described(virtual) -> dict:
     """What `initialize` and `server/discover` say of the virtual server: what its members carry (each
     member's list changes and resource updates reach the client on its stream: gateway/virtual/streams.py),
     completions and log messages passed to the member they concern, and the skills extension when it
-    serves skills (gateway/virtual/skills.py)."""
+    serves skills (gateway/virtual/skills.py), and the tasks extension (its members' tasks are the
+    caller's: gateway/tasks.py)."""
     capabilities = {"tools": {"listChanged": True}, "completions": {}, "logging": {}}
     if any(member.prompts.get("include") != [] for member in virtual.members):
         capabilities["prompts"] = {"listChanged": True}
     if any(carries_resources(member) for member in virtual.members):
         capabilities["resources"] = {"subscribe": True, "listChanged": True}
-    if extensions := virtual_skills.capability(virtual):  # its skills are resources too
+    extensions = {tasks.EXTENSION: {}}  # a member's tasks reach the client, as the caller's (tasks.py)
+    if served := virtual_skills.capability(virtual):  # its skills are resources too
         capabilities.setdefault("resources", {})
-        capabilities["extensions"] = extensions
+        extensions |= served
+    capabilities["extensions"] = extensions
     described = {"capabilities": capabilities, "serverInfo": {"name": virtual.name, "version": "1.0.0"}}
     if virtual.description:
         described["instructions"] = virtual.description
@@ -233,6 +240,14 @@ async def _member_message(virtual, caller: Caller, message: dict) -> dict:
     method, request_id = message["method"], message["id"]
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     members = list(virtual.members)
+    if method in jsonrpc.TASK_METHODS:  # resolved to the caller's task (gateway/tasks.py): its member's
+        member = next((m for m in members if m.key == getattr(message, "member", None)), None)
+        if member is None:
+            return jsonrpc.error_message(request_id, tasks.INVALID_PARAMS, tasks.NOT_FOUND)
+        own = virtual.tools_by_name.get(message.tool, (member, message.tool))[1]
+        routed = tasks.ResolvedTask(message)
+        routed.tool, routed.member = own, member.key  # judged at the member by the tool's own name
+        return {"member": member, "message": routed}
     if method == "tools/call":
         found = _tool_behind(virtual, caller, params.get("name", ""))
         if found is None:  # neither tool discovery nor this session's lists named it yet: list now
@@ -304,6 +319,15 @@ def _prompt_withheld(virtual, principal, name: str) -> str | None:
     return None
 
 
+def _task_names(caller: Caller, member, message: dict, names):
+    """The task names of a request routed to `member`: the request's resolved ones, with the call noted
+    when it may create a task there (gateway/tasks.py); None when it has none."""
+    named = tasks.noted(
+        names or tasks.TaskNames(sessions.owner(caller.principal), caller.virtual_path), message, member.key
+    )
+    return named or None
+
+
 def _tool_behind(virtual, caller: Caller, name: str):
     """(member, the tool's own name) behind a name clients see: the one this session's last list showed
     it for, else by the definition and the tools the registry knows each member offers."""
@@ -332,6 +356,8 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
     member_checked.trace = tracing.alone(checked, message)
     member_route = Route(server=member.server, principal=principal)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
+    if named := _task_names(caller, member, message, checked.tasks):
+        rename = tasks.Both(rename, named)
     body = json.dumps(routed, separators=(",", ":")).encode()
 
     async def attempt(credential: dict[str, str], send) -> None:

@@ -15,6 +15,7 @@ from tests.factories import ServerFactory
 from tests.gateway.gateway_calls import gateway_fixture, post, sse_messages  # noqa: F401
 from tests.processes import ProcessGroup, free_ports, wait_healthy
 from tests.task_server import task_server
+from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,7 +38,8 @@ def jobs(request):
 
 @pytest.fixture
 def callers(member, scope_factory, token_for):
-    scope_factory("jobs", group="jobs", server_rules=[{"server": "/jobs", "methods": ["*"], "tools": ["*"]}])
+    everything = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/jobs", "/desk")]
+    scope_factory("jobs", group="jobs", server_rules=everything)
     scope_factory(
         "reports",
         group="reports",
@@ -49,18 +51,20 @@ def callers(member, scope_factory, token_for):
     }
 
 
-def send(port: int, token: str, method: str, params: dict, name: str | None = None, request_id=1):
+def send(
+    port: int, token: str, method: str, params: dict, name: str | None = None, request_id=1, path="/jobs"
+):
     message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": META}}
     headers = {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": MODERN, "Mcp-Method": method}
     if name is not None:
         headers["Mcp-Name"] = name
-    status, _, body = post(port, "/jobs/mcp", message, headers)
+    status, _, body = post(port, f"{path}/mcp", message, headers)
     return status, json.loads(body) if body.lstrip().startswith(b"{") else sse_messages(body)[0]
 
 
-def created(port: int, token: str, tool: str = "long_report") -> str:
-    status, answer = send(port, token, "tools/call", {"name": tool, "arguments": {}}, tool)
-    assert (status, answer["result"]["resultType"]) == (200, "task"), answer
+def created(port: int, token: str, tool: str = "long_report", path: str = "/jobs") -> str:
+    status, answer = send(port, token, "tools/call", {"name": tool, "arguments": {}}, tool, path=path)
+    assert status == 200 and answer.get("result", {}).get("resultType") == "task", answer
     return answer["result"]["taskId"]
 
 
@@ -168,3 +172,28 @@ def test_polling_a_task_counts_against_no_call_limit(gateway, jobs, callers):
         -32023,
     )  # the one call the limit allowed was the task's
     assert again[1]["error"]["message"].startswith("Rate limited: at most 1 calls per hour here")
+
+
+def test_a_virtual_servers_member_task_is_the_callers_there_and_nowhere_else(gateway, jobs, callers):
+    virtual_server_create(
+        actor=None,
+        path="/desk",
+        definition={
+            "name": "Desk",
+            "members": [{"server": "/jobs", "tool_settings": {"long_report": {"alias": "report"}}}],
+        },
+    )
+    task = created(gateway.port, callers["ada"], "report", path="/desk")
+    polls = [
+        send(gateway.port, callers["ada"], "tasks/get", {"taskId": task}, task, path="/desk")[1]["result"]
+        for _ in range(3)
+    ]
+    at_the_member = send(gateway.port, callers["ada"], "tasks/get", {"taskId": task}, task)
+    of_another = send(gateway.port, callers["bo"], "tasks/get", {"taskId": task}, task, path="/desk")
+
+    (upstream,) = jobs.tasks
+    assert task.startswith("registry-task.") and upstream not in task
+    assert [poll["status"] for poll in polls] == ["working", "working", "completed"]
+    assert {poll["taskId"] for poll in polls} == {task}
+    assert [task_id for method, task_id, _, _ in jobs.seen if method == "tasks/get"] == [upstream] * 3
+    assert at_the_member[1]["error"] == of_another[1]["error"] == NOT_FOUND

@@ -99,7 +99,10 @@ def test_the_extension_is_declared_and_lists_each_skill_whole_with_digests_of_th
     read = run(gateway.url("/kit/mcp"), kit, work)
 
     jsonschema.validate(listed, SCHEMA)
-    assert opened["capabilities"]["extensions"] == {"io.modelcontextprotocol/skills": {"directoryRead": True}}
+    assert opened["capabilities"]["extensions"] == {
+        "io.modelcontextprotocol/skills": {"directoryRead": True},
+        "io.modelcontextprotocol/tasks": {},
+    }
     assert "resources" in opened["capabilities"]
     assert [skill["uri"] for skill in listed["skills"]] == ["skill://pdf-tools/SKILL.md"]  # not bob's notes
     entry = listed["skills"][0]
