@@ -7,6 +7,7 @@ removal, moves the epoch. Known tools follow tool discovery within the cache's a
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from core.epochs import EpochCache
@@ -14,6 +15,7 @@ from servers.cache import LISTINGS
 
 VIRTUALS = EpochCache("virtual-servers", max_entries=1_000)
 SERVER_FIELDS = frozenset({"path", "is_enabled", "proxy_pass_url", "headers", "upstream_auth"})
+AGENT_FIELDS = frozenset({"path", "is_enabled", "url", "skills", "upstream_auth", "interfaces"})
 
 
 def _changed(**kwargs) -> None:
@@ -31,13 +33,18 @@ def _server_saved(sender, instance, update_fields=None, **kwargs) -> None:
         VIRTUALS.bump()
 
 
+def _agent_saved(sender, instance, update_fields=None, **kwargs) -> None:
+    if update_fields is None or set(update_fields) & AGENT_FIELDS:
+        VIRTUALS.bump()
+
+
 def connect() -> None:
     """Called once from VirtualServersConfig.ready()."""
     from servers.models import Server
     from skills.models import Skill, SkillVersion
-    from virtual_servers.models import VirtualMember, VirtualServer
+    from virtual_servers.models import VirtualAgent, VirtualMember, VirtualServer
 
-    for model in (VirtualServer, VirtualMember):
+    for model in (VirtualServer, VirtualMember, VirtualAgent):
         post_save.connect(
             _definition_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}"
         )
@@ -51,4 +58,7 @@ def connect() -> None:
         post_save.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-save-{model.__name__}")
         post_delete.connect(_changed, sender=model, dispatch_uid=f"virtual-cache-delete-{model.__name__}")
     post_save.connect(_server_saved, sender=Server, dispatch_uid="virtual-cache-server-save")
+    agent = apps.get_model("agents", "Agent")  # an agent carried as tools (named, not imported: a layer up)
+    post_save.connect(_agent_saved, sender=agent, dispatch_uid="virtual-cache-agent-save")
+    post_delete.connect(_changed, sender=agent, dispatch_uid="virtual-cache-agent-delete")
     post_delete.connect(_changed, sender=Server, dispatch_uid="virtual-cache-server-delete")

@@ -15,7 +15,7 @@ class VirtualServer(models.Model):
     is_enabled = models.BooleanField(default=True)
     tool_search = models.BooleanField(
         default=False,
-        help_text="lists two tools, search_tools and call_tool, instead of every tool (gateway/virtual/search.py)",
+        help_text="lists search_tools and call_tool instead of every tool (gateway/virtual/search.py)",
     )
     skills = models.ManyToManyField(
         "skills.Skill",
@@ -60,3 +60,24 @@ class VirtualMember(models.Model):
 
     def __str__(self) -> str:
         return f"{self.virtual} ← {self.server}"
+
+
+class VirtualAgent(models.Model):
+    """An A2A agent a virtual server carries as MCP tools: one per skill of its card, named
+    `<key>__<skill id>` (gateway/virtual/agent_tools.py). The caller's rights are the agent's: who may not
+    message it does not see its tools."""
+
+    virtual = models.ForeignKey(VirtualServer, on_delete=models.CASCADE, related_name="agent_members")
+    agent = models.ForeignKey("agents.Agent", on_delete=models.CASCADE, related_name="virtual_memberships")
+    key = models.CharField(max_length=40)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["virtual_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["virtual", "agent"], name="virtual_agent_once"),
+            models.UniqueConstraint(fields=["virtual", "key"], name="virtual_agent_key_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.virtual} ← {self.agent_id}"

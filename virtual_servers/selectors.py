@@ -18,7 +18,7 @@ from skills import over_mcp
 from skills.selectors import served_over_mcp
 from virtual_servers.cache import VIRTUALS
 from virtual_servers.mapping import Member, tool_index
-from virtual_servers.models import VirtualMember, VirtualServer
+from virtual_servers.models import VirtualAgent, VirtualMember, VirtualServer
 from virtual_servers.rules import carried, exposed_name
 
 
@@ -35,6 +35,7 @@ class VirtualTarget:
     known: dict  # member key → names of the tools its server is known to offer
     skill_ids: tuple[int, ...] = ()  # the skills it serves (gateway/virtual/skills.py)
     tool_search: bool = False  # lists search_tools and call_tool instead (gateway/virtual/search.py)
+    agents: tuple = ()  # (key, agent) of the A2A agents it carries as tools (gateway/virtual/agent_tools.py)
 
     @cached_property
     def tools_by_name(self) -> dict:
@@ -97,6 +98,11 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
         dict(known),
         tuple(virtual.skills.values_list("pk", flat=True)),
         virtual.tool_search,
+        tuple(
+            (row.key, row.agent)
+            for row in virtual.agent_members.select_related("agent").order_by("position")
+            if row.agent.is_enabled
+        ),
     )
 
 
@@ -171,6 +177,13 @@ def _members(virtual: VirtualServer) -> list[VirtualMember]:
     return list(virtual.members.select_related("server").order_by("position"))
 
 
+def _agent_members(virtual: VirtualServer) -> list[VirtualAgent]:
+    """Its agents by position, agents joined: the prefetched ones when `shown_definitions` read them."""
+    if "agent_members" in getattr(virtual, "_prefetched_objects_cache", {}):
+        return list(virtual.agent_members.all())
+    return list(virtual.agent_members.select_related("agent").order_by("position"))
+
+
 def definition_of(virtual: VirtualServer) -> dict:
     """A virtual server as the API and the console show it (the shape its definition is written in)."""
     members = _members(virtual)
@@ -192,6 +205,7 @@ def definition_of(virtual: VirtualServer) -> dict:
             for member in members
         ],
         "skills": sorted(skill.path for skill in virtual.skills.all()),
+        "agents": [{"agent": row.agent.path, "key": row.key} for row in _agent_members(virtual)],
         "health": health_of(virtual, members),
         "created_at": virtual.created_at.isoformat(),
         "updated_at": virtual.updated_at.isoformat(),
@@ -230,8 +244,11 @@ def left_out(virtual: VirtualServer, tool_names: dict[int, list[str]] | None = N
 def shown_definitions() -> list[dict]:
     """Every virtual server's definition and the tools it leaves out, by path, in three queries."""
     ordered = VirtualMember.objects.select_related("server").order_by("position")
+    agents = VirtualAgent.objects.select_related("agent").order_by("position")
     virtuals = list(
-        VirtualServer.objects.order_by("path").prefetch_related(Prefetch("members", ordered), "skills")
+        VirtualServer.objects.order_by("path").prefetch_related(
+            Prefetch("members", ordered), Prefetch("agent_members", agents), "skills"
+        )
     )
     names = _tool_names({member.server_id for virtual in virtuals for member in virtual.members.all()})
     return [{**definition_of(virtual), "left_out": left_out(virtual, names)} for virtual in virtuals]

@@ -11,8 +11,8 @@ from accounts.services import actor_user, audit_event_record
 from core.validators import normalize_path, validate_registry_path
 from servers.models import Server
 from skills.models import Skill
-from virtual_servers.models import VirtualMember, VirtualServer
-from virtual_servers.rules import DefinitionRefused, definition_problems
+from virtual_servers.models import VirtualAgent, VirtualMember, VirtualServer
+from virtual_servers.rules import KEY, MAX_MEMBERS, DefinitionRefused, default_key, definition_problems
 from virtual_servers.selectors import schemas_of_servers, servers_by_path
 
 NAME_MAX_LENGTH = 200
@@ -57,9 +57,17 @@ def definition_checked(
     skills, problem = _skills_named(definition.get("skills", None), existing)
     if problem:
         problems["skills"] = problem
+    agents, agents_problem = _agents_named(definition.get("agents", None), existing)
+    if agents_problem:
+        problems["agents"] = agents_problem
     found, normal = definition_problems(
-        members, servers, lambda server: schemas.get(server.pk), serves_skills=bool(skills or problem)
+        members,
+        servers,
+        lambda server: schemas.get(server.pk),
+        serves_skills=bool(skills or problem or agents or agents_problem),
     )
+    if any(agent["key"] == member["key"] for agent in agents for member in normal):
+        problems["agents"] = "A member and an agent have the same key: give each its own."
     problems |= found
     if problems:
         raise DefinitionRefused(problems)
@@ -69,7 +77,7 @@ def definition_checked(
         "is_enabled": is_enabled,
         "tool_search": tool_search,
     }
-    return {**own, "skills": skills}, normal
+    return {**own, "skills": skills, "agents": agents}, normal
 
 
 def _skills_named(value, existing: VirtualServer | None) -> tuple[list[Skill], str | None]:
@@ -83,6 +91,50 @@ def _skills_named(value, existing: VirtualServer | None) -> tuple[list[Skill], s
     if missing := [path for path in paths if path not in found]:
         return [], f"No skill is at {', '.join(sorted(set(missing))[:5])}."
     return [found[path] for path in dict.fromkeys(paths)], None
+
+
+def _agents_named(value, existing: VirtualServer | None) -> tuple[list[dict], str | None]:
+    """The A2A agents a definition carries as tools: `[{"agent": "/helper", "key": "helper"}]` (`key`:
+    default the path's last segment; left out, an existing server's stay)."""
+    if value is None:
+        if existing is None:
+            return [], None
+        rows = existing.agent_members.select_related("agent").order_by("position")
+        return [{"agent": row.agent, "key": row.key} for row in rows], None
+    if not isinstance(value, list) or len(value) > MAX_MEMBERS:
+        return [], f'A list of at most {MAX_MEMBERS} agents, such as [{{"agent": "/helper"}}].'
+    agents, keys = [], set()
+    model = VirtualAgent._meta.get_field("agent").related_model
+    for entry in value:
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("agent"), str)
+            or set(entry) - {"agent", "key"}
+        ):
+            return [], 'Each agent is {"agent": "<its path>"}, with a "key" if you choose one.'
+        path = normalize_path(entry["agent"])
+        agent = model.objects.filter(path=path).first()
+        if agent is None:
+            return [], f"No agent is registered at {path[:200]}."
+        key = entry.get("key", default_key(path))
+        if not isinstance(key, str) or not KEY.match(key):
+            return (
+                [],
+                "A key is 1 to 40 lower-case letters, digits and dashes, starting with a letter or digit.",
+            )
+        if key in keys:
+            return [], f"Two agents have the key {key}: give each its own."
+        keys.add(key)
+        agents.append({"agent": agent, "key": key})
+    return agents, None
+
+
+def _store_agents(virtual: VirtualServer, agents: list[dict]) -> None:
+    virtual.agent_members.all().delete()
+    VirtualAgent.objects.bulk_create(
+        VirtualAgent(virtual=virtual, agent=entry["agent"], key=entry["key"], position=position)
+        for position, entry in enumerate(agents)
+    )
 
 
 def _store_members(virtual: VirtualServer, members: list[dict]) -> None:
@@ -113,16 +165,22 @@ def _paths(skills: list[Skill]) -> list[str]:
 def virtual_server_create(*, actor, path: str, definition: dict) -> VirtualServer:
     path = normalize_path(path)
     own, members = definition_checked(definition, path=path, existing=None)
-    skills = own.pop("skills")
+    skills, agents = own.pop("skills"), own.pop("agents")
     with transaction.atomic():
         virtual = VirtualServer.objects.create(path=path, created_by=actor_user(actor), **own)
         _store_members(virtual, members)
+        _store_agents(virtual, agents)
         virtual.skills.set(skills)
         audit_event_record(
             actor=actor,
             action=AuditAction.VIRTUAL_SERVER_CREATE,
             target=f"virtual_server:{path}",
-            detail={"name": virtual.name, "members": _summary(members), "skills": _paths(skills)},
+            detail={
+                "name": virtual.name,
+                "members": _summary(members),
+                "skills": _paths(skills),
+                "agents": [entry["agent"].path for entry in agents],
+            },
         )
     return virtual
 
@@ -130,12 +188,13 @@ def virtual_server_create(*, actor, path: str, definition: dict) -> VirtualServe
 def virtual_server_update(*, actor, virtual: VirtualServer, definition: dict) -> VirtualServer:
     """Replace the definition (members included: a definition is always whole)."""
     own, members = definition_checked(definition, path=virtual.path, existing=virtual)
-    skills = own.pop("skills")
+    skills, agents = own.pop("skills"), own.pop("agents")
     with transaction.atomic():
         for field, value in own.items():
             setattr(virtual, field, value)
         virtual.save()
         _store_members(virtual, members)
+        _store_agents(virtual, agents)
         virtual.skills.set(skills)
         audit_event_record(
             actor=actor,
@@ -145,6 +204,7 @@ def virtual_server_update(*, actor, virtual: VirtualServer, definition: dict) ->
                 "name": virtual.name,
                 "members": _summary(members),
                 "skills": _paths(skills),
+                "agents": [entry["agent"].path for entry in agents],
                 "enabled": virtual.is_enabled,
                 "tool_search": virtual.tool_search,
             },

@@ -28,6 +28,7 @@ from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, ses
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
+from gateway.virtual import agent_tools
 from gateway.virtual import asks as virtual_asks
 from gateway.virtual import judged as virtual_judged
 from gateway.virtual import lists as virtual_lists
@@ -95,6 +96,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         and "id" in single
         and record is not None
         and not virtual_skills.concerns(virtual, single)
+        and not _agent_tool(virtual, single)
     ):
         return await _stream(scope, receive, send, route, caller, checked, single)
     replies, opened = [], None
@@ -144,7 +146,11 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None
         return _result(request_id, {"tools": virtual_search.TOOLS}), None
     if method in virtual_lists.LISTS:
         listed = await virtual_lists.merged(virtual, caller, method)
+        if method == "tools/list":
+            listed += await agent_tools.listed(virtual, caller)
         return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
+    if owner := _agent_tool(virtual, message):
+        return await agent_tools.called(virtual, caller, message, owner), None
     if method in ROUTED:
         found = await _member_message(virtual, caller, message)
         if "error" in found:
@@ -317,6 +323,13 @@ def _prompt_withheld(virtual, principal, name: str) -> str | None:
         if carried(member.prompts, name) and (withheld := principal.prompt_refusal(member.server.path, name)):
             return withheld
     return None
+
+
+def _agent_tool(virtual, message: dict):
+    """The agent tool a `tools/call` names (gateway/virtual/agent_tools.py), or None."""
+    if message.get("method") != "tools/call" or not virtual.agents:
+        return None
+    return agent_tools.owner_of(virtual, (message.get("params") or {}).get("name"))
 
 
 def _task_names(caller: Caller, member, message: dict, names):

@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 
 from core.embeddings import cosine, tool_words, vectors_kept
 from gateway import jsonrpc
+from gateway.virtual import agent_tools
 from gateway.virtual import lists as virtual_lists
 from gateway.virtual.members import Caller
 from servers.models import Tool
@@ -117,6 +118,7 @@ async def answered(virtual, caller: Caller, message: dict) -> dict:
             request_id, INVALID_PARAMS, f"limit is a whole number of 1 to {MAX_LIMIT}."
         )
     shown = await virtual_lists.merged(virtual, caller, jsonrpc.TOOLS_LIST)
+    shown += await agent_tools.listed(virtual, caller)
     found = await database_sync_to_async(ranked)(virtual, caller.record.get("tools", {}), shown, query, limit)
     text = json.dumps({"tools": found}, ensure_ascii=False)
     result = {"content": [{"type": "text", "text": text}], "structuredContent": {"tools": found}}

@@ -224,6 +224,9 @@ GATEWAY_TIMEOUT_SECONDS = env.float("GATEWAY_TIMEOUT_SECONDS", default=300.0)
 GATEWAY_MAX_CONNECTIONS = env.int("GATEWAY_MAX_CONNECTIONS", default=100)
 GATEWAY_MAX_STREAMS_PER_CALLER = env.int("GATEWAY_MAX_STREAMS_PER_CALLER", default=32)
 GATEWAY_MAX_REWRITE_BYTES = env.int("GATEWAY_MAX_REWRITE_BYTES", default=16 * 1024 * 1024)
+# How long a virtual server's call of an A2A agent's tool waits for a task the agent is still working on
+# (gateway/virtual/agent_tools.py), polling it, before answering that it is still working.
+AGENT_TOOL_WAIT_SECONDS = env.float("AGENT_TOOL_WAIT_SECONDS", default=60.0)
 DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)

@@ -1,0 +1,279 @@
+"""A2A agents as MCP tools on a virtual server (its definition's `agents`): each skill of an agent's card is
+a tool, `<key>__<skill id>`, described by the skill, taking `{message: string, data?: object}` (the skill's
+examples shown as the message's examples). A call is an A2A `SendMessage` to the agent (v1.0, JSON-RPC),
+through the pipeline's stages: the one judge at the agent (its quarantine, the caller's rule for
+`SendMessage` on the agent's path, the limits of the agent and of the virtual server in one count), the one
+credential resolver and the fair share (gateway/exchange.py). Rights are the agent's: a caller who may not
+message it, or cannot see it, does not see its tools, and calling one is "Unknown tool".
+
+The conversation continues across calls: the `contextId` the agent answers is kept per MCP session and
+agent, and sent with the next message. The answer becomes the tool's result: text parts as text, data
+parts as structured content, files as embedded resources; a task that fails, is rejected or cancelled is
+a result with `isError`; a task still working when the agent answers is polled (`GetTask`) until it ends,
+for at most AGENT_TOOL_WAIT_SECONDS, and a task that asks for input gives its question as the result (the
+next call, in the same context, answers it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from agents.policies import agent_usable
+from core.targets import Target, TargetKind
+from gateway import decision, exchange, jsonrpc, quotas, upstream
+from gateway.a2a import calls
+from gateway.routing import Refusal
+from gateway.sign_in import sign_in_refused
+from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual.members import Caller
+from servers.upstream_auth import CredentialMissing, CredentialUnavailable
+
+SEPARATOR = "__"
+MESSAGE_MAX_LENGTH = 100_000
+INVALID_PARAMS = -32602
+TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+ASKING = {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
+POLL_SECONDS = 0.5
+_UNNAMEABLE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def tool_name(key: str, skill_id: str) -> str:
+    return _UNNAMEABLE.sub("_", f"{key}{SEPARATOR}{skill_id}")[:128]
+
+
+def tools_of(key: str, agent) -> list[tuple[str, str, dict]]:
+    """(tool name, skill id, the tool as clients see it) for each skill of the agent's card."""
+    found = []
+    for skill in agent.skills if isinstance(agent.skills, list) else []:
+        if not isinstance(skill, dict) or not isinstance(skill.get("id"), str) or not skill["id"]:
+            continue
+        examples = [e for e in skill.get("examples") or [] if isinstance(e, str)][:10]
+        message = {"type": "string", "description": f"What to ask {agent.name}."}
+        if examples:
+            message["examples"] = examples
+        name = tool_name(key, skill["id"])
+        described = str(skill.get("description") or skill.get("name") or skill["id"])
+        tool = {
+            "name": name,
+            "title": str(skill.get("name") or skill["id"]),
+            "description": f"{described} (the A2A agent {agent.name})",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "message": message,
+                    "data": {"type": "object", "description": "structured input"},
+                },
+                "required": ["message"],
+            },
+        }
+        found.append((name, skill["id"], tool))
+    return found
+
+
+def _usable(principal, agent) -> bool:
+    return agent_usable(principal, agent.path) is not None
+
+
+async def listed(virtual, caller: Caller) -> list[dict]:
+    """The agents' tools the caller may use (those of agents it sees and may message)."""
+    shown = []
+    for key, agent in virtual.agents:
+        if await database_sync_to_async(_usable)(caller.principal, agent):
+            shown += [tool for _, _, tool in tools_of(key, agent)]
+    return shown
+
+
+def owner_of(virtual, name) -> tuple[str, object, str] | None:
+    """(key, agent, skill id) of the agent tool a name clients see names, or None."""
+    if not isinstance(name, str) or SEPARATOR not in name:
+        return None
+    for key, agent in virtual.agents:
+        for tool, skill, _ in tools_of(key, agent):
+            if tool == name:
+                return key, agent, skill
+    return None
+
+
+async def called(virtual, caller: Caller, message: dict, owner: tuple[str, object, str]) -> dict:
+    """The JSON-RPC answer to a `tools/call` of an agent's tool."""
+    key, agent, skill = owner
+    request_id = message["id"]
+    arguments = (message.get("params") or {}).get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    text, data = arguments.get("message"), arguments.get("data")
+    if not isinstance(text, str) or not text or len(text) > MESSAGE_MAX_LENGTH:
+        return jsonrpc.error_message(
+            request_id, INVALID_PARAMS, f"message is text of 1 to {MESSAGE_MAX_LENGTH} characters."
+        )
+    if data is not None and not isinstance(data, dict):
+        return jsonrpc.error_message(request_id, INVALID_PARAMS, "data must be an object.")
+    principal = caller.principal
+    if not await database_sync_to_async(_usable)(principal, agent):
+        return jsonrpc.error_message(
+            request_id, INVALID_PARAMS, f"Unknown tool: {str(message['params'].get('name'))[:200]}"
+        )
+    if refused := await _judged(virtual, caller, agent, request_id):
+        return refused
+    contexts = caller.record.setdefault("agent_contexts", {})
+    parts = [{"text": text}, *([{"data": data}] if data else [])]
+    sent = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
+    if isinstance(contexts.get(key), str):
+        sent["contextId"] = contexts[key]
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": sent, "metadata": {"skill": skill}},
+    }
+    try:
+        answered = await _asked(caller, agent, request)
+        task = answered.get("task")
+        deadline = time.monotonic() + settings.AGENT_TOOL_WAIT_SECONDS
+        while (
+            isinstance(task, dict) and _state(task) not in TERMINAL | ASKING and time.monotonic() < deadline
+        ):
+            await asyncio.sleep(POLL_SECONDS)
+            got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task.get("id")}}
+            task = await _asked(caller, agent, got)
+    except _AgentFailed as failed:
+        return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
+    except CredentialMissing as missing:
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, str(missing))
+    context = (task or answered.get("message") or {}).get("contextId")
+    if isinstance(context, str) and contexts.get(key) != context:
+        contexts[key] = context
+        await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+    result = _result(task, answered.get("message"), agent)
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+class _AgentFailed(Exception):
+    pass
+
+
+async def _judged(virtual, caller: Caller, agent, request_id) -> dict | None:
+    rules = await quotas.rules(caller.epochs.limits)
+    target = Target(TargetKind.AGENT, agent.path, tuple(agent.tags or ()))
+    virtual_target = Target(TargetKind.VIRTUAL_SERVER, virtual.path)
+    call = jsonrpc.Message(raw={"method": "SendMessage"}, kind="request", method="SendMessage")
+    try:
+        judged = await decision.member_judged(rules, caller.principal, virtual_target, target, call)
+    except Refusal as quarantined:
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, quarantined.detail)
+    if judged.denied:
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, next(iter(judged.denied.values())))
+    if not judged.limits.allowed:
+        _, code, text, data, _ = quotas.refusal(judged.limits)
+        return quotas.limit_error(request_id, code, text, data)
+    return None
+
+
+async def _asked(caller: Caller, agent, request: dict) -> dict:
+    """The A2A result of one JSON-RPC request to the agent (its `result`), through the exchange stage."""
+    url = calls.from_jsonrpc(request).upstream_url(agent)
+    body = json.dumps(request).encode()
+
+    async def attempt(credential: dict[str, str], _send) -> dict:
+        headers = {**credential, "content-type": "application/json", "a2a-version": "1.0"}
+        try:
+            async with upstream.session().post(
+                url, data=body, headers=headers, timeout=upstream.timeout()
+            ) as response:
+                if refused := sign_in_refused(agent, response):
+                    raise refused
+                raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
+        except upstream.ERRORS as error:
+            raise _AgentFailed(
+                f"The agent at {agent.path} could not be reached ({type(error).__name__})."
+            ) from None
+        try:
+            answer = json.loads(raw or b"")
+        except ValueError:
+            raise _AgentFailed(f"The agent at {agent.path} answered something that is not JSON.") from None
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            said = str(answer["error"].get("message", ""))[:300]
+            raise _AgentFailed(f"The agent at {agent.path} refused: {said}")
+        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict):
+            raise _AgentFailed(f"The agent at {agent.path} answered without a result.")
+        return result
+
+    async def over_share(full: Refusal) -> dict:
+        raise _AgentFailed(full.detail)
+
+    try:
+        return await exchange.carried(agent, caller.principal, caller.epoch, url, attempt, over_share)
+    except CredentialUnavailable as unavailable:
+        raise _AgentFailed(str(unavailable)) from None
+
+
+def _state(task: dict) -> str:
+    status = task.get("status") if isinstance(task.get("status"), dict) else {}
+    return str(status.get("state", ""))
+
+
+def _result(task: dict | None, message: dict | None, agent) -> dict:
+    """The MCP tool result of an agent's answer: its artifacts' (or message's) parts as content."""
+    if task is None:  # the agent answered with a message
+        content, structured = _content((message or {}).get("parts"))
+        return _tool_result(content, structured, False)
+    parts = [
+        part
+        for artifact in task.get("artifacts") or []
+        if isinstance(artifact, dict)
+        for part in artifact.get("parts") or []
+    ]
+    state = _state(task)
+    status_message = (
+        (task.get("status") or {}).get("message") if isinstance(task.get("status"), dict) else None
+    )
+    said, _ = _content((status_message or {}).get("parts"))
+    if state in ASKING:
+        return _tool_result(
+            said or [{"type": "text", "text": f"{agent.name} asks for more input."}], None, False
+        )
+    if state not in TERMINAL:
+        text = f"{agent.name} is still working on it (task {task.get('id')}); ask again later."
+        return _tool_result([{"type": "text", "text": text}], None, True)
+    content, structured = _content(parts)
+    if state == "TASK_STATE_COMPLETED":
+        return _tool_result(content or said, structured, False)
+    words = {
+        "TASK_STATE_FAILED": "failed",
+        "TASK_STATE_REJECTED": "refused the task",
+        "TASK_STATE_CANCELED": "cancelled the task",
+    }
+    return _tool_result(said or [{"type": "text", "text": f"{agent.name} {words[state]}."}], structured, True)
+
+
+def _content(parts) -> tuple[list[dict], dict | None]:
+    content, structured = [], {}
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            content.append({"type": "text", "text": part["text"]})
+        elif isinstance(part.get("data"), dict):
+            structured.update(part["data"])
+            content.append({"type": "text", "text": json.dumps(part["data"], ensure_ascii=False)})
+        elif isinstance(part.get("raw"), str) or isinstance(part.get("url"), str):
+            resource = {"uri": part.get("url") or f"data:{part.get('mediaType', 'application/octet-stream')}"}
+            if isinstance(part.get("mediaType"), str):
+                resource["mimeType"] = part["mediaType"]
+            if isinstance(part.get("raw"), str):
+                resource["blob"] = part["raw"]
+            content.append({"type": "resource", "resource": resource})
+    return content, (structured or None)
+
+
+def _tool_result(content: list[dict], structured: dict | None, is_error: bool) -> dict:
+    result = {"content": content, "isError": is_error}
+    if structured is not None:
+        result["structuredContent"] = structured
+    return result

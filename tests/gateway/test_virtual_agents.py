@@ -1,0 +1,125 @@
+"""A2A agents as MCP tools on a virtual server, with the official Python SDK client on one side and a real
+a2a-sdk agent on the other (tests/a2a_agents.py): each skill is a tool named `<key>__<skill id>`; a call is
+a message to the agent whose answer is the tool's result; the conversation keeps its context across calls;
+a task still working is waited for within the bound; and the agent's rights decide who sees and calls its
+tools."""
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from tests.a2a_agents import echo_agent
+from tests.factories import AgentFactory, ServerFactory, ToolFactory
+from tests.gateway.gateway_calls import gateway_fixture, run  # noqa: F401
+from tests.mcp_servers import time_server_fixture  # noqa: F401
+from virtual_servers.models import VirtualServer
+from virtual_servers.services import virtual_server_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SKILL = {"id": "echo", "name": "Echo", "description": "Repeats what it is told.", "examples": ["say hello"]}
+
+
+@pytest.fixture(scope="module")
+def helper():
+    running = echo_agent()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def mix(time_server, helper):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+    ToolFactory(server=clock, name="add")
+    AgentFactory(
+        path="/helper",
+        name="Helper",
+        url=helper.url("/"),
+        preferred_transport="JSONRPC",
+        protocol_version="1.0",
+        skills=[SKILL],
+        visibility="public",
+        is_enabled=True,
+    )
+    return virtual_server_create(
+        actor=None,
+        path="/mix",
+        definition={
+            "name": "Mix",
+            "members": [{"server": "/clock", "tools": {"include": ["add"]}}],
+            "agents": [{"agent": "/helper"}],
+        },
+    )
+
+
+def caller(member, scope_factory, token_for, name: str, agent: bool) -> str:
+    rules = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/mix", "/clock")]
+    if agent:
+        rules.append({"server": "/helper", "methods": ["SendMessage", "GetTask"]})
+    scope_factory(f"{name}-mix", group=name, server_rules=rules)
+    return token_for(member(name, name))
+
+
+def test_an_agents_skill_is_a_tool_whose_call_is_a_message_and_the_context_continues(
+    gateway, mix, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "ann", agent=True)
+
+    async def work(client):
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        first = await client.call_tool("helper__echo", {"message": "hello"})
+        second = await client.call_tool("helper__echo", {"message": "again"})
+        return tools, first, second
+
+    tools, first, second = run(gateway.url("/mix/mcp"), token, work)
+
+    assert sorted(tools) == ["add", "helper__echo"]
+    assert tools["helper__echo"].description == "Repeats what it is told. (the A2A agent Helper)"
+    assert tools["helper__echo"].input_schema["required"] == ["message"]
+    assert tools["helper__echo"].input_schema["properties"]["message"]["examples"] == ["say hello"]
+    assert ([part.text for part in first.content], first.is_error) == (["echo: hello"], False)
+    assert [part.text for part in second.content] == ["echo: again"]
+    assert VirtualServer.objects.get(path="/mix").agent_members.get().key == "helper"
+
+
+def test_a_task_still_working_is_waited_for_within_the_bound(
+    gateway, mix, member, scope_factory, token_for, settings
+):
+    settings.AGENT_TOOL_WAIT_SECONDS = 1
+    token = caller(member, scope_factory, token_for, "bea", agent=True)
+
+    async def work(client):
+        return await client.call_tool("helper__echo", {"message": "wait"})
+
+    answered = run(gateway.url("/mix/mcp"), token, work)
+
+    assert answered.is_error is True
+    assert answered.content[0].text.startswith("Helper is still working on it (task ")
+
+
+def test_a_caller_who_may_not_message_the_agent_neither_sees_nor_calls_its_tools(
+    gateway, mix, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "cal", agent=False)
+
+    async def work(client):
+        tools = sorted(tool.name for tool in (await client.list_tools()).tools)
+        try:
+            await client.call_tool("helper__echo", {"message": "hello"})
+        except MCPError as refused:
+            return tools, refused.error.code, refused.error.message
+        raise AssertionError("the call was not refused")
+
+    assert run(gateway.url("/mix/mcp"), token, work) == (["add"], -32602, "Unknown tool: helper__echo")
+
+
+def test_a_message_that_is_not_text_is_invalid_params(gateway, mix, member, scope_factory, token_for):
+    token = caller(member, scope_factory, token_for, "dee", agent=True)
+
+    async def work(client):
+        try:
+            await client.call_tool("helper__echo", {"data": {"x": 1}})
+        except MCPError as refused:
+            return refused.error.code, refused.error.message
+        raise AssertionError("the call was not refused")
+
+    assert run(gateway.url("/mix/mcp"), token, work) == (-32602, "message is text of 1 to 100000 characters.")
