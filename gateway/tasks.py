@@ -48,6 +48,7 @@ class ResolvedTask(dict):
 
     tool: str = ""
     member: str = ""
+    asked_as: str = ""  # the gateway's task id the client sent
 
 
 def mint(handle: Handle) -> str:
@@ -162,7 +163,7 @@ def resolved(payload, owner: str, target: str, *, calls: bool = True) -> tuple[o
                 refused.append(jsonrpc.error_message(item["id"], INVALID_PARAMS, NOT_FOUND))
                 continue
             request = ResolvedTask({**item, "params": {**params, "taskId": handle.upstream}})
-            request.tool, request.member = handle.tool, handle.member
+            request.tool, request.member, request.asked_as = handle.tool, handle.member, params["taskId"]
             names.asked[key] = (params["taskId"], handle.upstream)
             kept.append(request)
             continue

@@ -1,7 +1,8 @@
 """A real A2A agent for the gateway's tests, served by the official `a2a-sdk` (its JSON-RPC binding at
 `/` and its HTTP+JSON binding under `/rest`, v1.0 and v0.3 on the same URLs, and its card): a message is
 answered by a task that echoes the text as an artifact and completes; a message that says "wait" stays
-working until it is cancelled."""
+working until it is cancelled; one that says "ask" asks for the caller's name (input required), and the
+next message to that task, the name, completes it with a greeting."""
 
 from a2a.helpers.proto_helpers import new_task, new_text_artifact
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -34,8 +35,18 @@ class EchoExecutor(AgentExecutor):
                 new_task(context.task_id, context.context_id, state, history=[context.message])
             )
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        await updater.start_work()
         text = context.get_user_input()
+        asking = context.current_task is not None
+        asking = asking and context.current_task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        await updater.start_work()
+        if asking:
+            await updater.add_artifact([Part(text=f"Hello, {text}!")], name="greeting")
+            await updater.complete()
+            return
+        if text == "ask":
+            question = updater.new_agent_message([Part(text="What is your name?")])
+            await updater.requires_input(question)
+            return
         if text == "wait":
             return  # working until cancelled
         await updater.add_artifact(new_text_artifact(name="echo", text=f"echo: {text}").parts, name="echo")

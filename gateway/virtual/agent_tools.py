@@ -9,7 +9,13 @@ message it, or cannot see it, does not see its tools, and calling one is "Unknow
 The conversation continues across calls: the `contextId` the agent answers is kept per MCP session and
 agent, and sent with the next message. The answer becomes the tool's result: text parts as text, data
 parts as structured content, files as embedded resources; a task that fails, is rejected or cancelled is
-a result with `isError`; a task still working when the agent answers is polled (`GetTask`) until it ends,
+a result with `isError`.
+
+A task the agent has not finished when it answers becomes an MCP task (gateway/tasks.py) when the call
+declared the tasks extension: `SUBMITTED`/`WORKING` → `working`, `INPUT_REQUIRED`/`AUTH_REQUIRED` →
+`input_required` with the agent's question as an elicitation (`tasks/update` sends the answer to the
+agent's task), `COMPLETED` → `completed`, `CANCELED` → `cancelled`, `FAILED`/`REJECTED` → `failed`;
+`tasks/cancel` is `CancelTask`. Without the extension, a working task is polled (`GetTask`) until it ends,
 for at most AGENT_TOOL_WAIT_SECONDS, and a task that asks for input gives its question as the result (the
 next call, in the same context, answers it)."""
 
@@ -23,10 +29,12 @@ import uuid
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils import timezone
 
 from agents.policies import agent_usable
 from core.targets import Target, TargetKind
-from gateway import decision, exchange, jsonrpc, quotas, upstream
+from core.timestamps import rfc3339
+from gateway import decision, exchange, jsonrpc, quotas, sessions, tasks, upstream
 from gateway.a2a import calls
 from gateway.routing import Refusal
 from gateway.sign_in import sign_in_refused
@@ -134,6 +142,17 @@ async def called(virtual, caller: Caller, message: dict, owner: tuple[str, objec
     try:
         answered = await _asked(caller, agent, request)
         task = answered.get("task")
+        if isinstance(task, dict) and _state(task) not in TERMINAL and tasks.declares(message):
+            await _keep_context(caller, key, task.get("contextId"))
+            handle = tasks.Handle(
+                sessions.owner(principal),
+                virtual.path,
+                AGENT_MEMBER + key,
+                str(task.get("id")),
+                owner_name(owner),
+            )
+            result = {"resultType": "task", **_task_shape(tasks.mint(handle), task, agent)}
+            return {"jsonrpc": "2.0", "id": request_id, "result": result}
         deadline = time.monotonic() + settings.AGENT_TOOL_WAIT_SECONDS
         while (
             isinstance(task, dict) and _state(task) not in TERMINAL | ASKING and time.monotonic() < deadline
@@ -145,10 +164,7 @@ async def called(virtual, caller: Caller, message: dict, owner: tuple[str, objec
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
     except CredentialMissing as missing:
         return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, str(missing))
-    context = (task or answered.get("message") or {}).get("contextId")
-    if isinstance(context, str) and contexts.get(key) != context:
-        contexts[key] = context
-        await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+    await _keep_context(caller, key, (task or answered.get("message") or {}).get("contextId"))
     result = _result(task, answered.get("message"), agent)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
@@ -157,11 +173,126 @@ class _AgentFailed(Exception):
     pass
 
 
-async def _judged(virtual, caller: Caller, agent, request_id) -> dict | None:
+def owner_name(owner: tuple[str, object, str]) -> str:
+    key, _, skill = owner
+    return tool_name(key, skill)
+
+
+async def _keep_context(caller: Caller, key: str, context) -> None:
+    contexts = caller.record.setdefault("agent_contexts", {})
+    if isinstance(context, str) and contexts.get(key) != context:
+        contexts[key] = context
+        await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
+
+
+STATUS = {
+    "TASK_STATE_SUBMITTED": "working",
+    "TASK_STATE_WORKING": "working",
+    "TASK_STATE_INPUT_REQUIRED": "input_required",
+    "TASK_STATE_AUTH_REQUIRED": "input_required",
+    "TASK_STATE_COMPLETED": "completed",
+    "TASK_STATE_CANCELED": "cancelled",
+    "TASK_STATE_FAILED": "failed",
+    "TASK_STATE_REJECTED": "failed",
+}
+AGENT_MEMBER = "agent:"  # a task's member, when an agent's tool made it
+TASK_METHOD_AT_AGENT = {"tasks/get": "GetTask", "tasks/cancel": "CancelTask", "tasks/update": "SendMessage"}
+
+
+def _task_shape(task_id: str, task: dict, agent) -> dict:
+    """The MCP task (a `DetailedTask` of SEP-2663) an A2A task is."""
+    status = task.get("status") if isinstance(task.get("status"), dict) else {}
+    shown = STATUS.get(_state(task), "working")
+    stamp = status.get("timestamp") if isinstance(status.get("timestamp"), str) else rfc3339(timezone.now())
+    shaped = {
+        "taskId": task_id,
+        "status": shown,
+        "createdAt": stamp,
+        "lastUpdatedAt": stamp,
+        "ttlMs": None,
+        "pollIntervalMs": 1000,
+    }
+    said, _ = _content((status.get("message") or {}).get("parts"))
+    if said and said[0].get("type") == "text":
+        shaped["statusMessage"] = said[0]["text"][:1000]
+    if shown == "input_required":
+        asked = str((status.get("message") or {}).get("messageId") or "input")
+        question = shaped.get("statusMessage") or f"{agent.name} asks for more input."
+        schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+        shaped["inputRequests"] = {
+            f"ask-{asked}": {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": question, "requestedSchema": schema},
+            }
+        }
+    elif shown == "completed":
+        shaped["result"] = _result(task, None, agent)
+    elif shown == "failed":
+        shaped["error"] = {
+            "code": jsonrpc.INTERNAL_ERROR,
+            "message": shaped.get("statusMessage", f"{agent.name} failed."),
+        }
+    return shaped
+
+
+async def task_request(virtual, caller: Caller, message) -> dict:
+    """The answer to `tasks/get`, `tasks/update` or `tasks/cancel` of a task an agent's tool made."""
+    request_id, method = message["id"], message["method"]
+    key = str(message.member).removeprefix(AGENT_MEMBER)
+    agent = next((agent for found, agent in virtual.agents if found == key), None)
+    if agent is None or not await database_sync_to_async(_usable)(caller.principal, agent):
+        return jsonrpc.error_message(request_id, tasks.INVALID_PARAMS, tasks.NOT_FOUND)
+    if refused := await _judged(virtual, caller, agent, request_id, TASK_METHOD_AT_AGENT[method]):
+        return refused
+    upstream_id = message["params"]["taskId"]
+    try:
+        if method == "tasks/get":
+            task = await _asked(caller, agent, _a2a("GetTask", {"id": upstream_id}))
+            return _complete(request_id, _task_shape(message.asked_as, task, agent))
+        if method == "tasks/cancel":
+            await _asked(caller, agent, _a2a("CancelTask", {"id": upstream_id}))
+            return _complete(request_id, {})
+        answer = _answer_of(message["params"].get("inputResponses"))
+        if answer is not None:
+            context = caller.record.get("agent_contexts", {}).get(key)
+            sent = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": answer}]}
+            sent |= {"taskId": upstream_id, **({"contextId": context} if isinstance(context, str) else {})}
+            await _asked(
+                caller,
+                agent,
+                _a2a("SendMessage", {"message": sent}),
+            )
+        return _complete(request_id, {})
+    except _AgentFailed as failed:
+        return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
+    except CredentialMissing as missing:
+        return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, str(missing))
+
+
+def _a2a(method: str, params: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+
+
+def _complete(request_id, result: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"resultType": "complete", **result}}
+
+
+def _answer_of(responses) -> str | None:
+    """The text a client's `inputResponses` answer the agent's question with (the first accepted)."""
+    for response in (responses or {}).values() if isinstance(responses, dict) else []:
+        content = response.get("content") if isinstance(response, dict) else None
+        if isinstance(response, dict) and response.get("action") == "accept" and isinstance(content, dict):
+            answer = content.get("answer", next((v for v in content.values() if isinstance(v, str)), None))
+            if isinstance(answer, str) and answer:
+                return answer[:MESSAGE_MAX_LENGTH]
+    return None
+
+
+async def _judged(virtual, caller: Caller, agent, request_id, method: str = "SendMessage") -> dict | None:
     rules = await quotas.rules(caller.epochs.limits)
     target = Target(TargetKind.AGENT, agent.path, tuple(agent.tags or ()))
     virtual_target = Target(TargetKind.VIRTUAL_SERVER, virtual.path)
-    call = jsonrpc.Message(raw={"method": "SendMessage"}, kind="request", method="SendMessage")
+    call = jsonrpc.Message(raw={"method": method}, kind="request", method=method)
     try:
         judged = await decision.member_judged(rules, caller.principal, virtual_target, target, call)
     except Refusal as quarantined:

@@ -97,6 +97,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         and record is not None
         and not virtual_skills.concerns(virtual, single)
         and not _agent_tool(virtual, single)
+        and not _agent_task(single)
     ):
         return await _stream(scope, receive, send, route, caller, checked, single)
     replies, opened = [], None
@@ -151,6 +152,8 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None
         return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
     if owner := _agent_tool(virtual, message):
         return await agent_tools.called(virtual, caller, message, owner), None
+    if _agent_task(message):
+        return await agent_tools.task_request(virtual, caller, message), None
     if method in ROUTED:
         found = await _member_message(virtual, caller, message)
         if "error" in found:
@@ -330,6 +333,13 @@ def _agent_tool(virtual, message: dict):
     if message.get("method") != "tools/call" or not virtual.agents:
         return None
     return agent_tools.owner_of(virtual, (message.get("params") or {}).get("name"))
+
+
+def _agent_task(message: dict) -> bool:
+    """Whether a task request is of a task an agent's tool made (gateway/virtual/agent_tools.py)."""
+    return message.get("method") in jsonrpc.TASK_METHODS and str(getattr(message, "member", "")).startswith(
+        agent_tools.AGENT_MEMBER
+    )
 
 
 def _task_names(caller: Caller, member, message: dict, names):

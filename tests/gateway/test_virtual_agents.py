@@ -4,12 +4,14 @@ a message to the agent whose answer is the tool's result; the conversation keeps
 a task still working is waited for within the bound; and the agent's rights decide who sees and calls its
 tools."""
 
+import json
+
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.a2a_agents import echo_agent
 from tests.factories import AgentFactory, ServerFactory, ToolFactory
-from tests.gateway.gateway_calls import gateway_fixture, run  # noqa: F401
+from tests.gateway.gateway_calls import gateway_fixture, post, run, sse_messages  # noqa: F401
 from tests.mcp_servers import time_server_fixture  # noqa: F401
 from virtual_servers.models import VirtualServer
 from virtual_servers.services import virtual_server_create
@@ -54,7 +56,7 @@ def mix(time_server, helper):
 def caller(member, scope_factory, token_for, name: str, agent: bool) -> str:
     rules = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/mix", "/clock")]
     if agent:
-        rules.append({"server": "/helper", "methods": ["SendMessage", "GetTask"]})
+        rules.append({"server": "/helper", "methods": ["SendMessage", "GetTask", "CancelTask"]})
     scope_factory(f"{name}-mix", group=name, server_rules=rules)
     return token_for(member(name, name))
 
@@ -123,3 +125,65 @@ def test_a_message_that_is_not_text_is_invalid_params(gateway, mix, member, scop
         raise AssertionError("the call was not refused")
 
     assert run(gateway.url("/mix/mcp"), token, work) == (-32602, "message is text of 1 to 100000 characters.")
+
+
+TASKS = "io.modelcontextprotocol/tasks"
+META = {
+    "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+}
+
+
+def send(port: int, token: str, method: str, params: dict) -> dict:
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
+    headers = {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2026-07-28"}
+    status, _, body = post(port, "/mix/mcp", message, headers)
+    assert status == 200, body
+    return json.loads(body) if body.lstrip().startswith(b"{") else sse_messages(body)[0]
+
+
+def test_an_agents_unfinished_task_is_an_mcp_task_cancelled_by_tasks_cancel(
+    gateway, mix, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "eve", agent=True)
+    token_of_another = caller(member, scope_factory, token_for, "fay", agent=True)
+
+    created = send(
+        gateway.port, token, "tools/call", {"name": "helper__echo", "arguments": {"message": "wait"}}
+    )
+    task = created["result"]["taskId"]
+    working = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+    foreign = send(gateway.port, token_of_another, "tasks/get", {"taskId": task})
+    cancelled = send(gateway.port, token, "tasks/cancel", {"taskId": task})
+    after = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+
+    assert (created["result"]["resultType"], created["result"]["status"]) == ("task", "working")
+    assert task.startswith("registry-task.")
+    assert (working["taskId"], working["status"]) == (task, "working")
+    assert foreign["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+    assert cancelled["result"]["resultType"] == "complete"
+    assert after["status"] == "cancelled"
+
+
+def test_an_agents_question_is_an_input_request_answered_by_tasks_update(
+    gateway, mix, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "gus", agent=True)
+
+    created = send(
+        gateway.port, token, "tools/call", {"name": "helper__echo", "arguments": {"message": "ask"}}
+    )
+    task = created["result"]["taskId"]
+    asked = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+    (key,) = asked["inputRequests"]
+    responses = {key: {"action": "accept", "content": {"answer": "Luca"}}}
+    updated = send(gateway.port, token, "tasks/update", {"taskId": task, "inputResponses": responses})
+    done = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+
+    assert created["result"]["status"] == "input_required"
+    assert asked["status"] == "input_required"
+    assert asked["inputRequests"][key]["method"] == "elicitation/create"
+    assert asked["inputRequests"][key]["params"]["message"] == "What is your name?"
+    assert updated["result"]["resultType"] == "complete"
+    assert done["status"] == "completed"
+    assert done["result"]["content"] == [{"type": "text", "text": "Hello, Luca!"}]
