@@ -23,6 +23,7 @@ from core.websockets import NotFoundConsumer  # noqa: E402
 from gateway import tracing  # noqa: E402
 from gateway.a2a.app import AgentGateway  # noqa: E402
 from gateway.app import Gateway  # noqa: E402
+from gateway.virtual.a2a import VirtualAgentFace  # noqa: E402
 from registry_site.asgi_guard import RequestGuard  # noqa: E402
 from registry_site.wsgi_bridge import WsgiInThreads  # noqa: E402
 from servers.live.stats import heartbeat_forever  # noqa: E402
@@ -39,7 +40,7 @@ application = ProtocolTypeRouter(
         # MCP traffic to /<server path>/mcp first (gateway), A2A traffic to /<agent path>/a2a next
         # (gateway/a2a), /v0.1 pages answered before (catalog/page_answers.py), then Django behind the
         # request guard.
-        "http": Gateway(AgentGateway(PageAnswers(guarded_django))),
+        "http": Gateway(VirtualAgentFace(AgentGateway(PageAnswers(guarded_django)))),
         "websocket": CookieMiddleware(URLRouter(websocket_urlpatterns)),
     }
 )

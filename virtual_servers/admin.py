@@ -26,7 +26,7 @@ from virtual_servers.services import (
 class VirtualServerForm(forms.ModelForm):
     class Meta:
         model = VirtualServer
-        fields = ("path", "name", "description", "is_enabled", "tool_search", "skills")
+        fields = ("path", "name", "description", "is_enabled", "tool_search", "a2a", "skills")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,6 +63,7 @@ class VirtualServerForm(forms.ModelForm):
             "description": data.get("description", ""),
             "is_enabled": data.get("is_enabled", False),
             "tool_search": data.get("tool_search", False),
+            "a2a": data.get("a2a", False),
             "members": data.get("members"),
             "skills": [skill.path for skill in data.get("skills") or []],
         }

@@ -17,6 +17,10 @@ class VirtualServer(models.Model):
         default=False,
         help_text="lists search_tools and call_tool instead of every tool (gateway/virtual/search.py)",
     )
+    a2a = models.BooleanField(
+        default=False,
+        help_text="also an A2A agent at /<path>/a2a, one skill per tool (gateway/virtual/a2a.py)",
+    )
     skills = models.ManyToManyField(
         "skills.Skill",
         blank=True,

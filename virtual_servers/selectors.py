@@ -36,6 +36,7 @@ class VirtualTarget:
     skill_ids: tuple[int, ...] = ()  # the skills it serves (gateway/virtual/skills.py)
     tool_search: bool = False  # lists search_tools and call_tool instead (gateway/virtual/search.py)
     agents: tuple = ()  # (key, agent) of the A2A agents it carries as tools (gateway/virtual/agent_tools.py)
+    a2a: bool = False  # also an A2A agent at /<path>/a2a (gateway/virtual/a2a.py)
 
     @cached_property
     def tools_by_name(self) -> dict:
@@ -103,6 +104,7 @@ def _target(virtual: VirtualServer) -> VirtualTarget:
             for row in virtual.agent_members.select_related("agent").order_by("position")
             if row.agent.is_enabled
         ),
+        virtual.a2a,
     )
 
 
@@ -193,6 +195,7 @@ def definition_of(virtual: VirtualServer) -> dict:
         "description": virtual.description,
         "is_enabled": virtual.is_enabled,
         "tool_search": virtual.tool_search,
+        "a2a": virtual.a2a,
         "members": [
             {
                 "server": member.server.path,

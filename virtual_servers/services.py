@@ -46,6 +46,9 @@ def definition_checked(
     tool_search = definition.get("tool_search", existing.tool_search if existing else False)
     if not isinstance(tool_search, bool):
         problems["tool_search"] = "true or false."
+    a2a = definition.get("a2a", existing.a2a if existing else False)
+    if not isinstance(a2a, bool):
+        problems["a2a"] = "true or false."
     members = definition.get("members")
     paths = [
         normalize_path(m["server"])
@@ -76,6 +79,7 @@ def definition_checked(
         "description": description,
         "is_enabled": is_enabled,
         "tool_search": tool_search,
+        "a2a": a2a,
     }
     return {**own, "skills": skills, "agents": agents}, normal
 

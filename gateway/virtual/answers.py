@@ -122,6 +122,28 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
     return await forwarding.json_answer(send, 200, replies if checked.batch else replies[0], extra)
 
 
+async def tool_called(virtual, principal, epochs, name: str, arguments: dict, request_id) -> dict:
+    """The JSON-RPC answer to a `tools/call` made for `principal` outside any MCP session (the virtual
+    server's A2A face: gateway/virtual/a2a.py): judged at the virtual path as the front judges one, then
+    answered as any, under the session the gateway keeps for the caller."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    checked = messages.check_messages(*jsonrpc.read(message), principal, virtual.path)
+    if checked.denied:
+        return checked.denied[0]
+    reply, _ = await _reply(virtual, await caller_for(virtual, principal, epochs), message)
+    return reply
+
+
+async def caller_for(virtual, principal, epochs) -> Caller:
+    """The caller of a request outside any MCP session, under the session the gateway keeps for it."""
+    return await _stateless(Caller(principal, epochs, virtual.path, "", None), [])
+
+
 async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None) -> tuple[dict, str | None]:
     """(the answer to one request, the session it opened if it was `initialize`); `names`: the request's
     task names, when it resolved any (gateway/tasks.py)."""

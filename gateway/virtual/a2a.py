@@ -1,0 +1,211 @@
+"""A virtual server published as an A2A agent (its definition's `a2a`), at `/<path>/a2a`: its tools are the
+agent's skills, so an A2A client reaches MCP servers through the same URL and the same judge.
+
+- The card (`/<path>/a2a/.well-known/agent-card.json`, v1.0 with its v0.3 fields) has one `AgentSkill` per
+  tool the caller's own `tools/list` would show: `id` the tool's name as clients see it, its description,
+  the virtual server as a tag, the description's first sentence as an example, and the OAuth scope a
+  token needs (`mcp`) in its `securityRequirements`. A2A has no per-skill input schema yet: the tools'
+  schemas are in an `AgentExtension` of the registry's own URI (TOOL_SCHEMAS).
+- `SendMessage` (JSON-RPC, v1.0) with a data part `{"skill": "<tool>", "arguments": {...}}`, or a text part
+  whose first word names the skill (for simple clients), is a `tools/call` of that tool, judged and
+  answered exactly as one through the virtual server (gateway/virtual/answers.tool_called); its result
+  comes back as a completed task with the result as an artifact (text parts, and structured content as a
+  data part), or a failed one when the tool answered `isError`.
+- Every refusal (rights, pins, blocks, quarantine, limits, a missing credential) is the JSON-RPC error
+  the binding takes, before anything reaches a member; a tool the caller cannot see is "not found"."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from agents.cards import SECURITY_SCHEME
+from core.epochs import MISSING
+from core.errors import ErrorCode
+from core.public_url import base_url_of_scope
+from core.targets import Target, TargetKind
+from core.untrusted import InputRejected, json_loads
+from gateway import decision, forwarding, headers, jsonrpc, quotas
+from gateway.a2a import calls
+from gateway.epochs import request_epochs
+from gateway.front import Front, read_body
+from gateway.paths import AgentPath, agent_path
+from gateway.routing import NotOurs, Refusal, caller, challenge
+from gateway.virtual import answers
+from gateway.virtual import lists as virtual_lists
+from virtual_servers.selectors import virtual_for_gateway, virtual_for_gateway_cached
+
+CARD_PATH = "/.well-known/agent-card.json"
+TOOL_SCHEMAS = "https://modelcontextprotocol.io/registry/a2a/tool-schemas/v1"
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+UNSUPPORTED = -32004  # A2A's UnsupportedOperationError
+
+
+class VirtualAgentFace(Front):
+    """Serves `/<path>/a2a` of a virtual server published as an A2A agent; hands every other path (an
+    agent's, or a page's) to `fallback` (gateway/a2a/app.py AgentGateway)."""
+
+    def target(self, raw_path: bytes):
+        return agent_path(raw_path)
+
+    def methods(self, target) -> tuple[str, ...]:
+        return ("GET", "POST")
+
+    def challenge(self, scope, target, refusal) -> dict[str, str]:
+        if refusal.status == 401 or refusal.code == ErrorCode.INSUFFICIENT_SCOPE:
+            return {
+                "WWW-Authenticate": challenge(
+                    base_url_of_scope(scope), target.candidates[0], "a2a", refusal.code
+                )
+            }
+        return {}
+
+    async def serve(self, scope, receive, send, target: AgentPath) -> None:
+        epochs = await request_epochs()
+        virtual = virtual_for_gateway_cached(target.candidates, epochs.virtuals)
+        if virtual is MISSING:
+            virtual = await database_sync_to_async(virtual_for_gateway)(target.candidates, epochs.virtuals)
+        if virtual is None or not virtual.a2a or not virtual.is_enabled:
+            raise NotOurs
+        if problem := headers.origin_problem(scope):
+            raise Refusal(403, ErrorCode.PERMISSION_DENIED, problem)
+        authorization, cookie = headers.first(scope, b"authorization"), headers.first(scope, b"cookie")
+        principal = await database_sync_to_async(caller)(authorization, cookie, epochs.principals)
+        rules = await quotas.rules(epochs.limits)
+        reached = Target(TargetKind.VIRTUAL_SERVER, virtual.path)
+        await decision.admit(principal, reached, rules, audience=target.candidates[0])
+        method, url = scope["method"], f"{base_url_of_scope(scope)}{virtual.path}/a2a"
+        if target.rest == CARD_PATH:
+            if method != "GET":
+                raise Refusal(
+                    405, ErrorCode.METHOD_NOT_ALLOWED, "The card is read with GET.", {"Allow": "GET"}
+                )
+            tools = await virtual_lists.merged(
+                virtual, await answers.caller_for(virtual, principal, epochs), "tools/list"
+            )
+            return await forwarding.json_answer(send, 200, card(virtual, url, tools))
+        if target.rest:
+            raise Refusal(404, ErrorCode.NOT_FOUND, "A virtual server's A2A face takes JSON-RPC at its URL.")
+        if method != "POST":
+            raise Refusal(
+                405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
+            )
+        raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+        try:
+            body = json_loads(raw)
+        except InputRejected as rejected:
+            code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
+            return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
+        if (
+            not isinstance(body, dict)
+            or body.get("jsonrpc") != "2.0"
+            or not isinstance(body.get("method"), str)
+        ):
+            invalid = "An A2A request is one JSON-RPC 2.0 request."
+            return await forwarding.json_answer(
+                send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
+            )
+        call = calls.from_jsonrpc(body)
+        if call.method != "SendMessage":
+            text = f"{call.method} is not served here: a virtual server answers each message at once."
+            return await forwarding.json_answer(send, *call.refused(UNSUPPORTED, text))
+        answered = await _sent(virtual, principal, epochs, call, body.get("id"))
+        return await forwarding.json_answer(send, 200, answered)
+
+
+def card(virtual, url: str, tools: list[dict]) -> dict:
+    """The agent card of a virtual server, its skills the tools as `tools/list` shows them to the caller."""
+    skills = []
+    for tool in tools:
+        description = str(tool.get("description") or tool["name"])
+        skill = {
+            "id": tool["name"],
+            "name": str(tool.get("title") or tool["name"]),
+            "description": description,
+            "tags": [virtual.path.strip("/")],
+            "examples": [description.split(". ")[0][:200]],
+            "inputModes": ["application/json", "text/plain"],
+            "outputModes": ["application/json", "text/plain"],
+            "securityRequirements": [{"schemes": {SECURITY_SCHEME: {"list": ["mcp"]}}}],
+        }
+        skills.append(skill)
+    schemas = {tool["name"]: tool.get("inputSchema", {"type": "object"}) for tool in tools}
+    interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    return {
+        "name": virtual.name,
+        "description": virtual.description or f"The tools of {virtual.name}.",
+        "version": "1.0.0",
+        "supportedInterfaces": [interface],
+        "url": url,
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "capabilities": {
+            "streaming": False,
+            "extensions": [
+                {
+                    "uri": TOOL_SCHEMAS,
+                    "description": "The input schema of each skill (an MCP tool), by skill id.",
+                    "required": False,
+                    "params": {"schemas": schemas},
+                }
+            ],
+        },
+        "defaultInputModes": ["application/json", "text/plain"],
+        "defaultOutputModes": ["application/json", "text/plain"],
+        "skills": skills,
+        "securitySchemes": {SECURITY_SCHEME: {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+        "securityRequirements": [{"schemes": {SECURITY_SCHEME: {"list": []}}}],
+    }
+
+
+def _asked(message) -> tuple[str, dict] | None:
+    """(the skill a message names, its arguments): a data part `{skill, arguments}`, else a text part whose
+    first word is the skill."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    for part in parts if isinstance(parts, list) else []:
+        data = part.get("data") if isinstance(part, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("skill"), str):
+            arguments = data.get("arguments", {})
+            return data["skill"], arguments if isinstance(arguments, dict) else arguments
+    for part in parts if isinstance(parts, list) else []:
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and text.split():
+            return text.split()[0], {}
+    return None
+
+
+async def _sent(virtual, principal, epochs, call: calls.Call, request_id) -> dict:
+    message = call.params.get("message")
+    asked = _asked(message)
+    if asked is None:
+        problem = (
+            'Name a skill: a data part {"skill": "<tool>", "arguments": {...}}, or a text starting with it.'
+        )
+        return call.refused(INVALID_PARAMS, problem)[1]
+    skill, arguments = asked
+    if not isinstance(arguments, dict):
+        return call.refused(INVALID_PARAMS, "arguments must be an object.")[1]
+    reply = await answers.tool_called(virtual, principal, epochs, skill, arguments, request_id)
+    if "error" in reply:
+        code = reply["error"]["code"]
+        return call.refused(
+            calls.ACCESS_DENIED if code == jsonrpc.FORBIDDEN else code, reply["error"]["message"]
+        )[1]
+    result = reply.get("result") or {}
+    parts = [{"text": item["text"]} for item in result.get("content") or [] if item.get("type") == "text"]
+    if isinstance(result.get("structuredContent"), dict):
+        parts.append({"data": result["structuredContent"]})
+    context = message.get("contextId") if isinstance(message.get("contextId"), str) else str(uuid.uuid4())
+    state = "TASK_STATE_FAILED" if result.get("isError") else "TASK_STATE_COMPLETED"
+    task = {
+        "id": str(uuid.uuid4()),
+        "contextId": context,
+        "status": {"state": state, "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")},
+        "artifacts": [{"artifactId": str(uuid.uuid4()), "name": skill, "parts": parts}],
+        "history": [message],
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"task": task}}

@@ -1,0 +1,128 @@
+"""A virtual server published as an A2A agent, with the official a2a-sdk client on one side and a real MCP
+server behind it: its card lists the caller's tools as skills (their schemas in the registry's extension);
+a message with a data part `{skill, arguments}` is a call of that tool whose result comes back as the
+task's artifact; a tool the caller may not call is refused in A2A's error shape, as the MCP call would be."""
+
+import anyio
+import httpx
+import pytest
+from a2a.client import ClientConfig, create_client
+from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from google.protobuf.json_format import MessageToDict, ParseDict
+from google.protobuf.struct_pb2 import Value
+
+from tests.factories import ServerFactory, ToolFactory
+from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
+from tests.mcp_servers import time_server_fixture  # noqa: F401
+from virtual_servers.services import virtual_server_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def desk(time_server):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+    for name in ("add", "echo"):
+        ToolFactory(server=clock, name=name)
+    return virtual_server_create(
+        actor=None,
+        path="/desk",
+        definition={
+            "name": "Desk",
+            "a2a": True,
+            "members": [{"server": "/clock", "tools": {"include": ["add", "echo"]}}],
+        },
+    )
+
+
+def caller(member, scope_factory, token_for, name: str, tools: list[str]) -> str:
+    rules = [
+        {"server": "/desk", "methods": ["*"], "tools": tools},
+        {"server": "/clock", "methods": ["*"], "tools": ["*"]},
+    ]
+    scope_factory(f"{name}-desk", group=name, server_rules=rules)
+    return token_for(member(name, name))
+
+
+def sent(gateway, token: str, skill: str, arguments: dict):
+    async def session():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            client = await create_client(
+                gateway.url("/desk/a2a"), client_config=ClientConfig(httpx_client=http, streaming=False)
+            )
+            data = ParseDict({"skill": skill, "arguments": arguments}, Value())
+            request = SendMessageRequest(
+                message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(data=data)])
+            )
+            async with client:
+                return [event async for event in client.send_message(request)]
+
+    return anyio.run(session)
+
+
+def test_the_card_lists_the_callers_tools_as_skills_with_their_schemas(
+    gateway, desk, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "ivy", ["add"])
+
+    card = httpx.get(
+        gateway.url("/desk/a2a/.well-known/agent-card.json"), headers={"Authorization": f"Bearer {token}"}
+    )
+
+    body = card.json()
+    assert card.status_code == 200
+    assert [skill["id"] for skill in body["skills"]] == ["add"]
+    assert body["skills"][0]["securityRequirements"] == [{"schemes": {"registry": {"list": ["mcp"]}}}]
+    assert body["supportedInterfaces"] == [
+        {"url": gateway.url("/desk/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ]
+    (extension,) = body["capabilities"]["extensions"]
+    assert sorted(extension["params"]["schemas"]["add"]["properties"]) == ["a", "b"]
+
+
+def test_a_data_part_calls_the_tool_and_its_result_is_the_tasks_artifact(
+    gateway, desk, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "jo", ["*"])
+
+    (event,) = sent(gateway, token, "add", {"a": 2, "b": 3})
+
+    assert event.task.status.state == TaskState.TASK_STATE_COMPLETED
+    text, data = event.task.artifacts[0].parts
+    assert text.text == "5"
+    assert MessageToDict(data.data) == {"result": 5}  # the tool's structured content, as a data part
+    assert event.task.artifacts[0].name == "add"
+
+
+def test_a_tool_the_caller_may_not_call_is_refused_in_a2as_error_shape(
+    gateway, desk, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "kim", ["echo"])
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "SendMessage",
+        "params": {
+            "message": {
+                "messageId": "m1",
+                "role": "ROLE_USER",
+                "parts": [{"data": {"skill": "add", "arguments": {"a": 1, "b": 2}}}],
+            }
+        },
+    }
+
+    answer = httpx.post(
+        gateway.url("/desk/a2a"),
+        json=body,
+        headers={"Authorization": f"Bearer {token}", "A2A-Version": "1.0"},
+    )
+
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {
+            "code": -32050,
+            "message": "Access denied: 'kim' may not call tool 'add' on server '/desk'.",
+        },
+    }
