@@ -6,8 +6,9 @@ agent's skills, so an A2A client reaches MCP servers through the same URL and th
   the virtual server as a tag, the description's first sentence as an example, and the OAuth scope a
   token needs (`mcp`) in its `securityRequirements`. A2A has no per-skill input schema yet: the tools'
   schemas are in an `AgentExtension` of the registry's own URI (TOOL_SCHEMAS).
-- `SendMessage` (JSON-RPC, v1.0) with a data part `{"skill": "<tool>", "arguments": {...}}`, or a text part
-  whose first word names the skill (for simple clients), is a `tools/call` of that tool, judged and
+- `SendMessage` (JSON-RPC, v1.0; `message/send` of v0.3) with a data part
+  `{"skill": "<tool>", "arguments": {...}}`, or a text part whose first word names the skill (for simple
+  clients), is a `tools/call` of that tool, judged and
   answered exactly as one through the virtual server (gateway/virtual/answers.tool_called); its result
   comes back as a completed task with the result as an artifact (text parts, and structured content as a
   data part), or a failed one when the tool answered `isError`.
@@ -110,7 +111,7 @@ class VirtualAgentFace(Front):
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )
         call = calls.from_jsonrpc(body)
-        if call.method != "SendMessage":
+        if call.method not in ("SendMessage", "message/send"):
             text = f"{call.method} is not served here: a virtual server answers each message at once."
             return await forwarding.json_answer(send, *call.refused(UNSUPPORTED, text))
         answered = await _sent(virtual, principal, epochs, call, body.get("id"))
@@ -134,12 +135,15 @@ def card(virtual, url: str, tools: list[dict]) -> dict:
         }
         skills.append(skill)
     schemas = {tool["name"]: tool.get("inputSchema", {"type": "object"}) for tool in tools}
-    interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    interfaces = [
+        {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+    ]
     return {
         "name": virtual.name,
         "description": virtual.description or f"The tools of {virtual.name}.",
         "version": "1.0.0",
-        "supportedInterfaces": [interface],
+        "supportedInterfaces": interfaces,
         "url": url,
         "preferredTransport": "JSONRPC",
         "protocolVersion": "0.3.0",
@@ -196,16 +200,25 @@ async def _sent(virtual, principal, epochs, call: calls.Call, request_id) -> dic
             calls.ACCESS_DENIED if code == jsonrpc.FORBIDDEN else code, reply["error"]["message"]
         )[1]
     result = reply.get("result") or {}
-    parts = [{"text": item["text"]} for item in result.get("content") or [] if item.get("type") == "text"]
-    if isinstance(result.get("structuredContent"), dict):
-        parts.append({"data": result["structuredContent"]})
+    texts = [item["text"] for item in result.get("content") or [] if item.get("type") == "text"]
+    data = result.get("structuredContent") if isinstance(result.get("structuredContent"), dict) else None
     context = message.get("contextId") if isinstance(message.get("contextId"), str) else str(uuid.uuid4())
-    state = "TASK_STATE_FAILED" if result.get("isError") else "TASK_STATE_COMPLETED"
+    stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    failed = bool(result.get("isError"))
+    if call.legacy:  # v0.3: kinds on every object, states in lower case
+        parts = [{"kind": "text", "text": text} for text in texts] + (
+            [{"kind": "data", "data": data}] if data else []
+        )
+        state, extra = ("failed" if failed else "completed"), {"kind": "task"}
+    else:
+        parts = [{"text": text} for text in texts] + ([{"data": data}] if data else [])
+        state, extra = ("TASK_STATE_FAILED" if failed else "TASK_STATE_COMPLETED"), {}
     task = {
+        **extra,
         "id": str(uuid.uuid4()),
         "contextId": context,
-        "status": {"state": state, "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z")},
+        "status": {"state": state, "timestamp": stamp},
         "artifacts": [{"artifactId": str(uuid.uuid4()), "name": skill, "parts": parts}],
         "history": [message],
     }
-    return {"jsonrpc": "2.0", "id": request_id, "result": {"task": task}}
+    return {"jsonrpc": "2.0", "id": request_id, "result": task if call.legacy else {"task": task}}

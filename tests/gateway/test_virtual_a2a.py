@@ -74,7 +74,8 @@ def test_the_card_lists_the_callers_tools_as_skills_with_their_schemas(
     assert [skill["id"] for skill in body["skills"]] == ["add"]
     assert body["skills"][0]["securityRequirements"] == [{"schemes": {"registry": {"list": ["mcp"]}}}]
     assert body["supportedInterfaces"] == [
-        {"url": gateway.url("/desk/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {"url": gateway.url("/desk/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": version}
+        for version in ("1.0", "0.3")
     ]
     (extension,) = body["capabilities"]["extensions"]
     assert sorted(extension["params"]["schemas"]["add"]["properties"]) == ["a", "b"]
@@ -126,3 +127,25 @@ def test_a_tool_the_caller_may_not_call_is_refused_in_a2as_error_shape(
             "message": "Access denied: 'kim' may not call tool 'add' on server '/desk'.",
         },
     }
+
+
+def test_a_v0_3_client_sends_message_send_with_a_data_part(gateway, desk, member, scope_factory, token_for):
+    token = caller(member, scope_factory, token_for, "lu", ["*"])
+    part = {"kind": "data", "data": {"skill": "add", "arguments": {"a": 4, "b": 5}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "message/send",
+        "params": {"message": {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}},
+    }
+
+    answer = httpx.post(
+        gateway.url("/desk/a2a"), json=body, headers={"Authorization": f"Bearer {token}"}
+    ).json()
+
+    task = answer["result"]
+    assert (task["kind"], task["status"]["state"]) == ("task", "completed")
+    assert task["artifacts"][0]["parts"] == [
+        {"kind": "text", "text": "9"},
+        {"kind": "data", "data": {"result": 9}},
+    ]
