@@ -58,6 +58,7 @@ class Kind(StrEnum):
     VIRTUAL_SSE = "virtual-sse"  # a virtual server's SSE stream and the channel holding it (virtual/sse.py)
     A2A_TASK = "a2a:task"  # whose an A2A task is (gateway/a2a/tasks.py)
     A2A_CONTEXT = "a2a:context"  # whose an A2A context is (gateway/a2a/tasks.py)
+    VIRTUAL_A2A_TASK = "virtual:a2a-task"  # a slow tool's task at a virtual A2A face (virtual/a2a.py)
 
 
 def digest(identifier: str) -> str:

@@ -12,11 +12,15 @@ agent's skills, so an A2A client reaches MCP servers through the same URL and th
   answered exactly as one through the virtual server (gateway/virtual/answers.tool_called); its result
   comes back as a completed task with the result as an artifact (text parts, and structured content as a
   data part), or a failed one when the tool answered `isError`.
+- A tool still running after VIRTUAL_A2A_ANSWER_SECONDS is answered with a `WORKING` task, finished in
+  the background: `GetTask` reads it (from any web process: it is kept in Redis), `CancelTask` stops the
+  call; another caller's task is "task not found". `SubscribeToTask` is not served (no streaming).
 - Every refusal (rights, pins, blocks, quarantine, limits, a missing credential) is the JSON-RPC error
   the binding takes, before anything reaches a member; a tool the caller cannot see is "not found"."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 
@@ -29,7 +33,7 @@ from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
 from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
-from gateway import decision, forwarding, headers, jsonrpc, quotas
+from gateway import decision, forwarding, headers, jsonrpc, quotas, sessions
 from gateway.a2a import calls
 from gateway.epochs import request_epochs
 from gateway.front import Front, read_body
@@ -44,6 +48,8 @@ TOOL_SCHEMAS = "https://modelcontextprotocol.io/registry/a2a/tool-schemas/v1"
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 UNSUPPORTED = -32004  # A2A's UnsupportedOperationError
+TASK_NOT_FOUND = -32001  # A2A's TaskNotFoundError
+TASK_NOT_CANCELABLE = -32002  # A2A's TaskNotCancelableError
 
 
 class VirtualAgentFace(Front):
@@ -111,6 +117,10 @@ class VirtualAgentFace(Front):
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )
         call = calls.from_jsonrpc(body)
+        if call.method in ("GetTask", "CancelTask", "tasks/get", "tasks/cancel"):
+            return await forwarding.json_answer(
+                send, 200, await _task_asked(virtual, principal, call, body.get("id"))
+            )
         if call.method not in ("SendMessage", "message/send"):
             text = f"{call.method} is not served here: a virtual server answers each message at once."
             return await forwarding.json_answer(send, *call.refused(UNSUPPORTED, text))
@@ -193,32 +203,142 @@ async def _sent(virtual, principal, epochs, call: calls.Call, request_id) -> dic
     skill, arguments = asked
     if not isinstance(arguments, dict):
         return call.refused(INVALID_PARAMS, "arguments must be an object.")[1]
-    reply = await answers.tool_called(virtual, principal, epochs, skill, arguments, request_id)
+    context = message.get("contextId") if isinstance(message.get("contextId"), str) else str(uuid.uuid4())
+    running = asyncio.create_task(
+        answers.tool_called(virtual, principal, epochs, skill, arguments, request_id)
+    )
+    done, _ = await asyncio.wait({running}, timeout=settings.VIRTUAL_A2A_ANSWER_SECONDS)
+    if running not in done:  # a slow tool: a working task, finished in the background
+        task_id, owner = str(uuid.uuid4()), sessions.owner(principal)
+        working = _task(call.legacy, task_id, context, skill, message, None)
+        kept = {"owner": owner, "legacy": call.legacy, "task": working}
+        await sessions.keep(sessions.Kind.VIRTUAL_A2A_TASK, virtual.path, task_id, kept)
+        finishing = asyncio.create_task(_finished(virtual.path, task_id, kept, running, skill, message))
+        _BACKGROUND.add(finishing)
+        finishing.add_done_callback(_BACKGROUND.discard)
+        return _answer(call, request_id, working)
+    reply = running.result()
     if "error" in reply:
         code = reply["error"]["code"]
         return call.refused(
             calls.ACCESS_DENIED if code == jsonrpc.FORBIDDEN else code, reply["error"]["message"]
         )[1]
-    result = reply.get("result") or {}
-    texts = [item["text"] for item in result.get("content") or [] if item.get("type") == "text"]
-    data = result.get("structuredContent") if isinstance(result.get("structuredContent"), dict) else None
-    context = message.get("contextId") if isinstance(message.get("contextId"), str) else str(uuid.uuid4())
-    stamp = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    failed = bool(result.get("isError"))
-    if call.legacy:  # v0.3: kinds on every object, states in lower case
-        parts = [{"kind": "text", "text": text} for text in texts] + (
-            [{"kind": "data", "data": data}] if data else []
-        )
-        state, extra = ("failed" if failed else "completed"), {"kind": "task"}
+    return _answer(call, request_id, _task(call.legacy, str(uuid.uuid4()), context, skill, message, reply))
+
+
+_BACKGROUND: set[asyncio.Task] = set()  # slow tools' tasks, held until they end
+POLL_SECONDS = 0.5
+
+
+async def _finished(path: str, task_id: str, kept: dict, running: asyncio.Task, skill: str, message) -> None:
+    """A slow tool's task carried to its end: its result kept for the client to get, or the call stopped
+    when the client cancels the task (from any web process: the flag is in the kept record)."""
+    while not running.done():
+        await asyncio.wait({running}, timeout=POLL_SECONDS)
+        current = await sessions.record(sessions.Kind.VIRTUAL_A2A_TASK, path, task_id)
+        if current is not None and current.get("cancelled") and not running.done():
+            running.cancel()
+            return
+    try:
+        reply = running.result()
+    except (asyncio.CancelledError, Exception) as failed:  # noqa: BLE001 - the task says it failed
+        reply = {
+            "error": {
+                "code": jsonrpc.INTERNAL_ERROR,
+                "message": f"The tool failed ({type(failed).__name__}).",
+            }
+        }
+    context = kept["task"]["contextId"]
+    final = _task(kept["legacy"], task_id, context, skill, message, reply)
+    await sessions.keep(sessions.Kind.VIRTUAL_A2A_TASK, path, task_id, {**kept, "task": final})
+
+
+def _answer(call: calls.Call, request_id, task: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": task if call.legacy else {"task": task}}
+
+
+STATES = {  # (v1.0, v0.3) of each state the face shows
+    "working": ("TASK_STATE_WORKING", "working"),
+    "completed": ("TASK_STATE_COMPLETED", "completed"),
+    "failed": ("TASK_STATE_FAILED", "failed"),
+    "canceled": ("TASK_STATE_CANCELED", "canceled"),
+}
+TERMINAL = ("completed", "failed", "canceled")
+
+
+def _task(
+    legacy: bool, task_id: str, context: str, skill: str, message, reply: dict | None, state=None
+) -> dict:
+    """An A2A task of a tool's call in the binding's version: working while `reply` is None, else its
+    result as the artifact (or its error as the status message)."""
+    parts: list[dict] = []
+    said = None
+    if reply is None:
+        state = state or "working"
+    elif "error" in reply:
+        state, said = "failed", str(reply["error"].get("message", ""))
     else:
-        parts = [{"text": text} for text in texts] + ([{"data": data}] if data else [])
-        state, extra = ("TASK_STATE_FAILED" if failed else "TASK_STATE_COMPLETED"), {}
+        result = reply.get("result") or {}
+        texts = [item["text"] for item in result.get("content") or [] if item.get("type") == "text"]
+        data = result.get("structuredContent") if isinstance(result.get("structuredContent"), dict) else None
+        kind = {"kind": "text"} if legacy else {}
+        parts = [{**kind, "text": text} for text in texts]
+        if data:
+            parts.append({"kind": "data", "data": data} if legacy else {"data": data})
+        state = "failed" if result.get("isError") else "completed"
+    status = {"state": STATES[state][1 if legacy else 0], "timestamp": _now()}
+    if said:
+        text = {"kind": "text", "text": said} if legacy else {"text": said}
+        role = "agent" if legacy else "ROLE_AGENT"
+        status["message"] = {
+            "messageId": str(uuid.uuid4()),
+            "role": role,
+            "parts": [text],
+            "contextId": context,
+        }
+        if legacy:
+            status["message"]["kind"] = "message"
     task = {
-        **extra,
-        "id": str(uuid.uuid4()),
+        "id": task_id,
         "contextId": context,
-        "status": {"state": state, "timestamp": stamp},
-        "artifacts": [{"artifactId": str(uuid.uuid4()), "name": skill, "parts": parts}],
+        "status": status,
+        "artifacts": [{"artifactId": f"{task_id}-result", "name": skill, "parts": parts}] if parts else [],
         "history": [message],
     }
-    return {"jsonrpc": "2.0", "id": request_id, "result": task if call.legacy else {"task": task}}
+    return {"kind": "task", **task} if legacy else task
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+async def _task_asked(virtual, principal, call: calls.Call, request_id) -> dict:
+    """`GetTask` or `CancelTask` (v0.3 `tasks/get`, `tasks/cancel`) of a slow tool's task: the caller's own
+    only (any other is "task not found", A2A's -32001)."""
+    task_id = call.params.get("id")
+    kept = (
+        await sessions.record(sessions.Kind.VIRTUAL_A2A_TASK, virtual.path, str(task_id)) if task_id else None
+    )
+    if kept is None or kept.get("owner") != sessions.owner(principal):
+        return call.refused(TASK_NOT_FOUND, "Task not found.")[1]
+    task = kept["task"]
+    if call.method in ("CancelTask", "tasks/cancel"):
+        shown = next(name for name, (new, old) in STATES.items() if task["status"]["state"] in (new, old))
+        if shown in TERMINAL:
+            return call.refused(TASK_NOT_CANCELABLE, f"The task is {shown}: it cannot be cancelled.")[1]
+        task = _task(
+            kept["legacy"],
+            task["id"],
+            task["contextId"],
+            task["artifacts"][0]["name"] if task["artifacts"] else "",
+            task["history"][0] if task["history"] else {},
+            None,
+            state="canceled",
+        )
+        await sessions.keep(
+            sessions.Kind.VIRTUAL_A2A_TASK,
+            virtual.path,
+            task["id"],
+            {**kept, "task": task, "cancelled": True},
+        )
+    return {"jsonrpc": "2.0", "id": request_id, "result": task}

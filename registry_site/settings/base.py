@@ -227,6 +227,9 @@ GATEWAY_MAX_REWRITE_BYTES = env.int("GATEWAY_MAX_REWRITE_BYTES", default=16 * 10
 # How long a virtual server's call of an A2A agent's tool waits for a task the agent is still working on
 # (gateway/virtual/agent_tools.py), polling it, before answering that it is still working.
 AGENT_TOOL_WAIT_SECONDS = env.float("AGENT_TOOL_WAIT_SECONDS", default=60.0)
+# How long a virtual server's A2A face waits for a tool before it answers with a working task the client
+# gets and cancels (gateway/virtual/a2a.py).
+VIRTUAL_A2A_ANSWER_SECONDS = env.float("VIRTUAL_A2A_ANSWER_SECONDS", default=10.0)
 DISCOVERY_CACHE_TTL = env.int("DISCOVERY_CACHE_TTL", default=300)
 REGISTRY_HOST = env.str("REGISTRY_HOST", default="127.0.0.1")
 REGISTRY_PORT = env.int("REGISTRY_PORT", default=8000)

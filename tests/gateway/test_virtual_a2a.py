@@ -3,6 +3,8 @@ server behind it: its card lists the caller's tools as skills (their schemas in 
 a message with a data part `{skill, arguments}` is a call of that tool whose result comes back as the
 task's artifact; a tool the caller may not call is refused in A2A's error shape, as the MCP call would be."""
 
+import time
+
 import anyio
 import httpx
 import pytest
@@ -10,10 +12,11 @@ from a2a.client import ClientConfig, create_client
 from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
+from mcp.server import MCPServer
 
 from tests.factories import ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
-from tests.mcp_servers import time_server_fixture  # noqa: F401
+from tests.mcp_servers import UvicornThread, loopback_socket, time_server_fixture  # noqa: F401
 from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,3 +152,62 @@ def test_a_v0_3_client_sends_message_send_with_a_data_part(gateway, desk, member
         {"kind": "text", "text": "9"},
         {"kind": "data", "data": {"result": 9}},
     ]
+
+
+@pytest.fixture
+def slow_desk():
+    server = MCPServer("Slow", log_level="WARNING")
+
+    @server.tool()
+    async def slow_report(seconds: float) -> str:
+        """Write a report, slowly."""
+        await anyio.sleep(seconds)
+        return "the report"
+
+    running = UvicornThread(server.streamable_http_app(), loopback_socket()).start()
+    ServerFactory(path="/slow", name="Slow", proxy_pass_url=running.url("/mcp"))
+    virtual_server_create(
+        actor=None, path="/desk", definition={"name": "Desk", "a2a": True, "members": [{"server": "/slow"}]}
+    )
+    yield
+    running.stop()
+
+
+def a2a(gateway, token: str, method: str, params: dict) -> dict:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    headers = {"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+    return httpx.post(gateway.url("/desk/a2a"), json=body, headers=headers, timeout=30).json()
+
+
+def report(seconds: float) -> dict:
+    data = {"skill": "slow_report", "arguments": {"seconds": seconds}}
+    return {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"data": data}]}}
+
+
+def test_a_slow_tool_is_a_working_task_got_until_done_cancelled_and_no_one_elses(
+    gateway, slow_desk, member, scope_factory, token_for, settings
+):
+    settings.VIRTUAL_A2A_ANSWER_SECONDS = 0.3
+    rules = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/desk", "/slow")]
+    scope_factory("slow", group="slow", server_rules=rules)
+    token, other = token_for(member("mo", "slow")), token_for(member("ned", "slow"))
+
+    started = a2a(gateway, token, "SendMessage", report(1.0))["result"]["task"]
+    foreign = a2a(gateway, other, "GetTask", {"id": started["id"]})
+    states = []
+    for _ in range(40):
+        got = a2a(gateway, token, "GetTask", {"id": started["id"]})["result"]
+        states.append(got["status"]["state"])
+        if got["status"]["state"] != "TASK_STATE_WORKING":
+            break
+        time.sleep(0.1)
+    long_one = a2a(gateway, token, "SendMessage", report(30.0))["result"]["task"]
+    cancelled = a2a(gateway, token, "CancelTask", {"id": long_one["id"]})["result"]
+    again = a2a(gateway, token, "CancelTask", {"id": long_one["id"]})
+
+    assert started["status"]["state"] == "TASK_STATE_WORKING"
+    assert foreign["error"] == {"code": -32001, "message": "Task not found."}
+    assert (states[0], states[-1]) == ("TASK_STATE_WORKING", "TASK_STATE_COMPLETED")
+    assert got["artifacts"][0]["parts"] == [{"text": "the report"}, {"data": {"result": "the report"}}]
+    assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
+    assert again["error"] == {"code": -32002, "message": "The task is canceled: it cannot be cancelled."}
