@@ -91,4 +91,5 @@ def test_one_key_builder_keeps_every_kinds_keys_as_they_were():
         "VIRTUAL_SSE": f"registry:gateway:virtual-sse:/team:{digest}",
         "A2A_TASK": f"registry:gateway:a2a:task:/team:{digest}",
         "A2A_CONTEXT": f"registry:gateway:a2a:context:/team:{digest}",
+        "VIRTUAL_A2A_TASK": f"registry:gateway:virtual:a2a-task:/team:{digest}",
     }
