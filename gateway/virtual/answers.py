@@ -407,7 +407,7 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
 
     async def attempt(credential: dict[str, str], send) -> None:
         opened = await virtual_members.member_session(caller, member, credential)
-        sent = virtual_members.request_headers(caller.record, credential, opened)
+        sent = virtual_members.request_headers(caller.record, credential, opened, routed)
         outbound = forwarding.Outbound(
             method="POST", url=member.server.proxy_pass_url, headers=sent, body=body
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from connections.resolver import gateway_headers
-from gateway import deferred, exchange, streams, upstream
+from gateway import deferred, exchange, jsonrpc, streams, upstream
 from gateway.epochs import Epochs
 from gateway.routing import Refusal
 from gateway.sign_in import SignInRefused, sign_in_refused
@@ -85,7 +85,11 @@ async def member_session(caller: Caller, member, headers) -> str:
             del _OPENING[key]
 
 
-def request_headers(record: dict, credential_headers: dict, member_session_id: str) -> dict[str, str]:
+def request_headers(
+    record: dict, credential_headers: dict, member_session_id: str, message: dict | None = None
+) -> dict[str, str]:
+    """The headers of a request to a member (`message`: a task request names its task in `Mcp-Name`, as
+    the tasks extension has clients do, so intermediaries route it to the instance holding the task)."""
     sent = {
         **credential_headers,
         "content-type": "application/json",
@@ -94,6 +98,13 @@ def request_headers(record: dict, credential_headers: dict, member_session_id: s
     }
     if member_session_id != deferred.NO_SESSION:
         sent["mcp-session-id"] = member_session_id
+    params = message.get("params") if message is not None and isinstance(message.get("params"), dict) else {}
+    if (
+        message is not None
+        and message.get("method") in jsonrpc.TASK_METHODS
+        and isinstance(params.get("taskId"), str)
+    ):
+        sent |= {"mcp-method": message["method"], "mcp-name": params["taskId"]}
     return sent
 
 
@@ -146,7 +157,7 @@ def _posted(caller: Caller, member, headers: dict, opened: str, message: dict):
     return upstream.session().post(
         member.server.proxy_pass_url,
         data=json.dumps(message),
-        headers=request_headers(caller.record, headers, opened),
+        headers=request_headers(caller.record, headers, opened, message),
         timeout=upstream.timeout(),
         allow_redirects=False,
     )

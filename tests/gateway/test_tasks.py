@@ -195,5 +195,6 @@ def test_a_virtual_servers_member_task_is_the_callers_there_and_nowhere_else(gat
     assert task.startswith("registry-task.") and upstream not in task
     assert [poll["status"] for poll in polls] == ["working", "working", "completed"]
     assert {poll["taskId"] for poll in polls} == {task}
-    assert [task_id for method, task_id, _, _ in jobs.seen if method == "tasks/get"] == [upstream] * 3
+    gets = [(task_id, name) for method, task_id, name, _ in jobs.seen if method == "tasks/get"]
+    assert gets == [(upstream, upstream)] * 3  # the member is told the task in its Mcp-Name too
     assert at_the_member[1]["error"] == of_another[1]["error"] == NOT_FOUND
