@@ -1,6 +1,7 @@
 """A2A agents as MCP tools on a virtual server (its definition's `agents`): each skill of an agent's card is
 a tool, `<key>__<skill id>`, described by the skill, taking `{message: string, data?: object}` (the skill's
-examples shown as the message's examples). A call is an A2A `SendMessage` to the agent (v1.0, JSON-RPC),
+examples shown as the message's examples). A call is an A2A `SendMessage` to the agent (JSON-RPC; to an
+agent whose card names only v0.3, its `message/send`, the answers read back into v1.0's shape),
 through the pipeline's stages: the one judge at the agent (its quarantine, the caller's rule for
 `SendMessage` on the agent's path, the limits of the agent and of the virtual server in one count), the one
 credential resolver and the fair share (gateway/exchange.py). Rights are the agent's: a caller who may not
@@ -31,6 +32,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
+from agents.a2a import a2a_interfaces
 from agents.policies import agent_usable
 from core.targets import Target, TargetKind
 from core.timestamps import rfc3339
@@ -306,12 +308,17 @@ async def _judged(virtual, caller: Caller, agent, request_id, method: str = "Sen
 
 
 async def _asked(caller: Caller, agent, request: dict) -> dict:
-    """The A2A result of one JSON-RPC request to the agent (its `result`), through the exchange stage."""
-    url = calls.from_jsonrpc(request).upstream_url(agent)
-    body = json.dumps(request).encode()
+    """The A2A result of one JSON-RPC request to the agent (its `result`, in v1.0's shape), through the
+    exchange stage; to an agent that speaks only v0.3, the request and its answer are translated."""
+    legacy = _speaks_only_v03(agent)
+    sent = _as_v03(request) if legacy else request
+    url = calls.from_jsonrpc(sent).upstream_url(agent)
+    body = json.dumps(sent).encode()
 
     async def attempt(credential: dict[str, str], _send) -> dict:
-        headers = {**credential, "content-type": "application/json", "a2a-version": "1.0"}
+        headers = {**credential, "content-type": "application/json"}
+        if not legacy:
+            headers["a2a-version"] = "1.0"
         try:
             async with upstream.session().post(
                 url, data=body, headers=headers, timeout=upstream.timeout()
@@ -333,7 +340,7 @@ async def _asked(caller: Caller, agent, request: dict) -> dict:
         result = answer.get("result") if isinstance(answer, dict) else None
         if not isinstance(result, dict):
             raise _AgentFailed(f"The agent at {agent.path} answered without a result.")
-        return result
+        return _from_v03(result, request["method"]) if legacy else result
 
     async def over_share(full: Refusal) -> dict:
         raise _AgentFailed(full.detail)
@@ -342,6 +349,80 @@ async def _asked(caller: Caller, agent, request: dict) -> dict:
         return await exchange.carried(agent, caller.principal, caller.epoch, url, attempt, over_share)
     except CredentialUnavailable as unavailable:
         raise _AgentFailed(str(unavailable)) from None
+
+
+V03_METHODS = {"SendMessage": "message/send", "GetTask": "tasks/get", "CancelTask": "tasks/cancel"}
+
+
+def _speaks_only_v03(agent) -> bool:
+    """Whether the agent's card names no v1.0 JSON-RPC interface, only v0.3 ones."""
+    versions = {
+        str(interface.get("protocol_version") or interface.get("protocolVersion") or "")
+        for interface in a2a_interfaces(agent)
+        if (interface.get("protocol_binding") or interface.get("protocolBinding")) == "JSONRPC"
+    }
+    versions.discard("")
+    versions = versions or {str(agent.protocol_version or "")}
+    return all(version.startswith("0.") for version in versions)
+
+
+def _as_v03(request: dict) -> dict:
+    """A v1.0 request as v0.3 says it: its method's old name; a message's kind, lower-case role and kinds
+    on its parts."""
+    params = dict(request["params"])
+    if isinstance(params.get("message"), dict):
+        message = dict(params["message"])
+        parts = [
+            {"kind": "data", "data": part["data"]}
+            if "data" in part
+            else {"kind": "text", "text": part.get("text", "")}
+            for part in message.get("parts") or []
+        ]
+        message |= {"kind": "message", "role": "user", "parts": parts}
+        params["message"] = message
+    return {**request, "method": V03_METHODS[request["method"]], "params": params}
+
+
+def _from_v03(result: dict, method: str) -> dict:
+    """A v0.3 answer in v1.0's shape: a task or a message under its name for `SendMessage` (a task alone
+    for the others), states as TASK_STATE_*, parts without their kinds."""
+    if result.get("kind") == "message":
+        return {"message": _message_v1(result)}
+    status = result.get("status") if isinstance(result.get("status"), dict) else {}
+    state = "TASK_STATE_" + str(status.get("state", "unknown")).upper().replace("-", "_")
+    task = {
+        **result,
+        "status": {**status, "state": state, "message": _message_v1(status.get("message"))},
+        "artifacts": [
+            {**artifact, "parts": _parts_v1(artifact.get("parts"))}
+            for artifact in result.get("artifacts") or []
+            if isinstance(artifact, dict)
+        ],
+    }
+    return {"task": task} if method == "SendMessage" else task
+
+
+def _message_v1(message) -> dict | None:
+    if not isinstance(message, dict):
+        return None
+    return {**message, "parts": _parts_v1(message.get("parts"))}
+
+
+def _parts_v1(parts) -> list[dict]:
+    shown = []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("kind") == "file" and isinstance(part.get("file"), dict):
+            file = part["file"]
+            shown.append(
+                {"raw": file.get("bytes"), "url": file.get("uri"), "mediaType": file.get("mimeType")}
+            )
+        elif part.get("kind") == "data":
+            shown.append({"data": part.get("data")})
+        else:
+            shown.append({"text": part.get("text")})
+    return shown
 
 
 def _state(task: dict) -> str:

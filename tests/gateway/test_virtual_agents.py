@@ -187,3 +187,46 @@ def test_an_agents_question_is_an_input_request_answered_by_tasks_update(
     assert updated["result"]["resultType"] == "complete"
     assert done["status"] == "completed"
     assert done["result"]["content"] == [{"type": "text", "text": "Hello, Luca!"}]
+
+
+@pytest.fixture
+def old_mix(helper):
+    AgentFactory(
+        path="/old-helper",
+        name="Old Helper",
+        url=helper.url("/"),
+        preferred_transport="JSONRPC",
+        protocol_version="0.3",
+        skills=[SKILL],
+        visibility="public",
+        is_enabled=True,
+    )
+    return virtual_server_create(
+        actor=None,
+        path="/mix",
+        definition={"name": "Mix", "agents": [{"agent": "/old-helper", "key": "old"}]},
+    )
+
+
+def test_an_agent_that_speaks_only_v0_3_is_called_and_asked_the_same_way(
+    gateway, old_mix, member, scope_factory, token_for
+):
+    rules = [
+        {"server": "/mix", "methods": ["*"], "tools": ["*"]},
+        {"server": "/old-helper", "methods": ["*"]},
+    ]
+    scope_factory("old", group="old", server_rules=rules)
+    token = token_for(member("oz", "old"))
+
+    echoed = send(gateway.port, token, "tools/call", {"name": "old__echo", "arguments": {"message": "hello"}})
+    created = send(gateway.port, token, "tools/call", {"name": "old__echo", "arguments": {"message": "ask"}})
+    task = created["result"]["taskId"]
+    asked = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+    (key,) = asked["inputRequests"]
+    answer = {key: {"action": "accept", "content": {"answer": "Ada"}}}
+    send(gateway.port, token, "tasks/update", {"taskId": task, "inputResponses": answer})
+    done = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+
+    assert echoed["result"]["content"] == [{"type": "text", "text": "echo: hello"}]
+    assert (created["result"]["status"], asked["status"]) == ("input_required", "input_required")
+    assert done["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
