@@ -15,8 +15,11 @@ agent's skills, so an A2A client reaches MCP servers through the same URL and th
 - A tool still running after VIRTUAL_A2A_ANSWER_SECONDS is answered with a `WORKING` task, finished in
   the background: `GetTask` reads it (from any web process: it is kept in Redis), `CancelTask` stops the
   call; another caller's task is "task not found". `SubscribeToTask` is not served (no streaming).
-- Every refusal (rights, pins, blocks, quarantine, limits, a missing credential) is the JSON-RPC error
-  the binding takes, before anything reaches a member; a tool the caller cannot see is "not found"."""
+- Both bindings: JSON-RPC at the URL, and HTTP+JSON under it (`POST .../a2a/message:send`,
+  `GET .../a2a/tasks/{id}`, `POST .../a2a/tasks/{id}:cancel`; v0.3's under `/v1/`), read by the
+  gateway's one reader of A2A calls (gateway/a2a/calls.py).
+- Every refusal (rights, pins, blocks, quarantine, limits, a missing credential) is the error the
+  binding takes, before anything reaches a member; a tool the caller cannot see is "not found"."""
 
 from __future__ import annotations
 
@@ -95,37 +98,54 @@ class VirtualAgentFace(Front):
                 virtual, await answers.caller_for(virtual, principal, epochs), "tools/list"
             )
             return await forwarding.json_answer(send, 200, card(virtual, url, tools))
-        if target.rest:
-            raise Refusal(404, ErrorCode.NOT_FOUND, "A virtual server's A2A face takes JSON-RPC at its URL.")
-        if method != "POST":
-            raise Refusal(
-                405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
-            )
-        raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES)
+        raw = await read_body(receive, settings.MAX_REQUEST_BODY_BYTES) if method == "POST" else b""
         try:
-            body = json_loads(raw)
+            body = json_loads(raw) if raw else {}
         except InputRejected as rejected:
             code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
             return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
-        if (
-            not isinstance(body, dict)
-            or body.get("jsonrpc") != "2.0"
-            or not isinstance(body.get("method"), str)
-        ):
-            invalid = "An A2A request is one JSON-RPC 2.0 request."
-            return await forwarding.json_answer(
-                send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
-            )
-        call = calls.from_jsonrpc(body)
-        if call.method in ("GetTask", "CancelTask", "tasks/get", "tasks/cancel"):
-            return await forwarding.json_answer(
-                send, 200, await _task_asked(virtual, principal, call, body.get("id"))
-            )
-        if call.method not in ("SendMessage", "message/send"):
-            text = f"{call.method} is not served here: a virtual server answers each message at once."
-            return await forwarding.json_answer(send, *call.refused(UNSUPPORTED, text))
-        answered = await _sent(virtual, principal, epochs, call, body.get("id"))
-        return await forwarding.json_answer(send, 200, answered)
+        if target.rest:  # HTTP+JSON: the operation by its path (v0.3's under /v1/)
+            query = scope.get("query_string", b"").decode("latin-1")
+            call = calls.from_rest(method, target.rest, query, body)
+            if call is None:
+                raise Refusal(404, ErrorCode.NOT_FOUND, "No A2A operation has this path.")
+        else:
+            if method != "POST":
+                raise Refusal(
+                    405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
+                )
+            if (
+                not isinstance(body, dict)
+                or body.get("jsonrpc") != "2.0"
+                or not isinstance(body.get("method"), str)
+            ):
+                invalid = "An A2A request is one JSON-RPC 2.0 request."
+                return await forwarding.json_answer(
+                    send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
+                )
+            call = calls.from_jsonrpc(body)
+        return await forwarding.json_answer(send, *await _handled(virtual, principal, epochs, call))
+
+
+SENDS = ("SendMessage", "message/send")
+TASK_READS = ("GetTask", "CancelTask", "tasks/get", "tasks/cancel")
+
+
+async def _handled(virtual, principal, epochs, call: calls.Call) -> tuple[int, dict]:
+    """(HTTP status, body) of one A2A operation, in the call's binding and version."""
+    if call.method in TASK_READS:
+        return await _task_asked(virtual, principal, call)
+    if call.method in SENDS:
+        return await _sent(virtual, principal, epochs, call)
+    text = f"{call.method} is not served here: a virtual server answers each message at once."
+    return call.refused(UNSUPPORTED, text)
+
+
+def _answered(call: calls.Call, result: dict) -> tuple[int, dict]:
+    """(200, the binding's answer carrying `result`)."""
+    if call.rest:
+        return 200, result
+    return 200, {"jsonrpc": "2.0", "id": call.request_id, "result": result}
 
 
 def card(virtual, url: str, tools: list[dict]) -> dict:
@@ -146,8 +166,9 @@ def card(virtual, url: str, tools: list[dict]) -> dict:
         skills.append(skill)
     schemas = {tool["name"]: tool.get("inputSchema", {"type": "object"}) for tool in tools}
     interfaces = [
-        {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-        {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        {"url": url, "protocolBinding": binding, "protocolVersion": version}
+        for binding in ("JSONRPC", "HTTP+JSON")
+        for version in ("1.0", "0.3")
     ]
     return {
         "name": virtual.name,
@@ -192,17 +213,18 @@ def _asked(message) -> tuple[str, dict] | None:
     return None
 
 
-async def _sent(virtual, principal, epochs, call: calls.Call, request_id) -> dict:
+async def _sent(virtual, principal, epochs, call: calls.Call) -> tuple[int, dict]:
     message = call.params.get("message")
+    request_id = call.request_id if call.request_id is not None else 1
     asked = _asked(message)
     if asked is None:
         problem = (
             'Name a skill: a data part {"skill": "<tool>", "arguments": {...}}, or a text starting with it.'
         )
-        return call.refused(INVALID_PARAMS, problem)[1]
+        return call.refused(INVALID_PARAMS, problem)
     skill, arguments = asked
     if not isinstance(arguments, dict):
-        return call.refused(INVALID_PARAMS, "arguments must be an object.")[1]
+        return call.refused(INVALID_PARAMS, "arguments must be an object.")
     context = message.get("contextId") if isinstance(message.get("contextId"), str) else str(uuid.uuid4())
     running = asyncio.create_task(
         answers.tool_called(virtual, principal, epochs, skill, arguments, request_id)
@@ -216,14 +238,15 @@ async def _sent(virtual, principal, epochs, call: calls.Call, request_id) -> dic
         finishing = asyncio.create_task(_finished(virtual.path, task_id, kept, running, skill, message))
         _BACKGROUND.add(finishing)
         finishing.add_done_callback(_BACKGROUND.discard)
-        return _answer(call, request_id, working)
+        return _answered(call, working if call.legacy else {"task": working})
     reply = running.result()
     if "error" in reply:
         code = reply["error"]["code"]
         return call.refused(
             calls.ACCESS_DENIED if code == jsonrpc.FORBIDDEN else code, reply["error"]["message"]
-        )[1]
-    return _answer(call, request_id, _task(call.legacy, str(uuid.uuid4()), context, skill, message, reply))
+        )
+    task = _task(call.legacy, str(uuid.uuid4()), context, skill, message, reply)
+    return _answered(call, task if call.legacy else {"task": task})
 
 
 _BACKGROUND: set[asyncio.Task] = set()  # slow tools' tasks, held until they end
@@ -251,10 +274,6 @@ async def _finished(path: str, task_id: str, kept: dict, running: asyncio.Task, 
     context = kept["task"]["contextId"]
     final = _task(kept["legacy"], task_id, context, skill, message, reply)
     await sessions.keep(sessions.Kind.VIRTUAL_A2A_TASK, path, task_id, {**kept, "task": final})
-
-
-def _answer(call: calls.Call, request_id, task: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "result": task if call.legacy else {"task": task}}
 
 
 STATES = {  # (v1.0, v0.3) of each state the face shows
@@ -312,20 +331,20 @@ def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-async def _task_asked(virtual, principal, call: calls.Call, request_id) -> dict:
+async def _task_asked(virtual, principal, call: calls.Call) -> tuple[int, dict]:
     """`GetTask` or `CancelTask` (v0.3 `tasks/get`, `tasks/cancel`) of a slow tool's task: the caller's own
     only (any other is "task not found", A2A's -32001)."""
-    task_id = call.params.get("id")
+    task_id = call.path_task if call.rest else call.params.get("id")
     kept = (
         await sessions.record(sessions.Kind.VIRTUAL_A2A_TASK, virtual.path, str(task_id)) if task_id else None
     )
     if kept is None or kept.get("owner") != sessions.owner(principal):
-        return call.refused(TASK_NOT_FOUND, "Task not found.")[1]
+        return call.refused(TASK_NOT_FOUND, "Task not found.")
     task = kept["task"]
     if call.method in ("CancelTask", "tasks/cancel"):
         shown = next(name for name, (new, old) in STATES.items() if task["status"]["state"] in (new, old))
         if shown in TERMINAL:
-            return call.refused(TASK_NOT_CANCELABLE, f"The task is {shown}: it cannot be cancelled.")[1]
+            return call.refused(TASK_NOT_CANCELABLE, f"The task is {shown}: it cannot be cancelled.")
         task = _task(
             kept["legacy"],
             task["id"],
@@ -341,4 +360,4 @@ async def _task_asked(virtual, principal, call: calls.Call, request_id) -> dict:
             task["id"],
             {**kept, "task": task, "cancelled": True},
         )
-    return {"jsonrpc": "2.0", "id": request_id, "result": task}
+    return _answered(call, task)

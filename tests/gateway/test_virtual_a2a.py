@@ -77,7 +77,8 @@ def test_the_card_lists_the_callers_tools_as_skills_with_their_schemas(
     assert [skill["id"] for skill in body["skills"]] == ["add"]
     assert body["skills"][0]["securityRequirements"] == [{"schemes": {"registry": {"list": ["mcp"]}}}]
     assert body["supportedInterfaces"] == [
-        {"url": gateway.url("/desk/a2a"), "protocolBinding": "JSONRPC", "protocolVersion": version}
+        {"url": gateway.url("/desk/a2a"), "protocolBinding": binding, "protocolVersion": version}
+        for binding in ("JSONRPC", "HTTP+JSON")
         for version in ("1.0", "0.3")
     ]
     (extension,) = body["capabilities"]["extensions"]
@@ -211,3 +212,41 @@ def test_a_slow_tool_is_a_working_task_got_until_done_cancelled_and_no_one_elses
     assert got["artifacts"][0]["parts"] == [{"text": "the report"}, {"data": {"result": "the report"}}]
     assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
     assert again["error"] == {"code": -32002, "message": "The task is canceled: it cannot be cancelled."}
+
+
+def test_the_http_json_binding_sends_a_message_and_refuses_in_its_own_shape(
+    gateway, desk, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "pat", ["add"])
+    headers = {"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+
+    def sent(skill: str) -> httpx.Response:
+        message = {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [{"data": {"skill": skill, "arguments": {}}}],
+        }
+        return httpx.post(gateway.url("/desk/a2a/message:send"), json={"message": message}, headers=headers)
+
+    added = httpx.post(
+        gateway.url("/desk/a2a/message:send"),
+        json={
+            "message": {
+                "messageId": "m2",
+                "role": "ROLE_USER",
+                "parts": [{"data": {"skill": "add", "arguments": {"a": 1, "b": 1}}}],
+            }
+        },
+        headers=headers,
+    )
+    refused = sent("echo")
+    missing = httpx.get(gateway.url("/desk/a2a/tasks/no-such-task"), headers=headers)
+
+    assert (added.status_code, added.json()["task"]["status"]["state"]) == (200, "TASK_STATE_COMPLETED")
+    assert added.json()["task"]["artifacts"][0]["parts"][0] == {"text": "2"}
+    assert refused.status_code == 403
+    assert (
+        refused.json()["error"]["message"]
+        == "Access denied: 'pat' may not call tool 'echo' on server '/desk'."
+    )
+    assert (missing.status_code, missing.json()["error"]["message"]) == (404, "Task not found.")
