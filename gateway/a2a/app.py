@@ -116,12 +116,7 @@ class AgentGateway(Front):
         except InputRejected as rejected:
             code = jsonrpc.PARSE_ERROR if rejected.unparsable else jsonrpc.INVALID_REQUEST
             return await forwarding.json_answer(send, 400, jsonrpc.error_message(None, code, str(rejected)))
-        if (
-            not isinstance(message, dict)
-            or message.get("jsonrpc") != "2.0"
-            or not isinstance(message.get("method"), str)
-        ):
-            invalid = "An A2A request is one JSON-RPC 2.0 request."
+        if invalid := calls.not_jsonrpc(message):
             return await forwarding.json_answer(
                 send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
             )

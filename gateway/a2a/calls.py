@@ -89,6 +89,13 @@ class Call:
         return (chosen["url"].rstrip("/") if chosen else "") + self.path
 
 
+def not_jsonrpc(body) -> str | None:
+    """Why a parsed body is not one A2A JSON-RPC request, or None."""
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
+        return "An A2A request is one JSON-RPC 2.0 request."
+    return None
+
+
 def from_jsonrpc(message: dict) -> Call:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     method = message["method"]

@@ -114,12 +114,7 @@ class VirtualAgentFace(Front):
                 raise Refusal(
                     405, ErrorCode.METHOD_NOT_ALLOWED, "A2A JSON-RPC requests are POSTed.", {"Allow": "POST"}
                 )
-            if (
-                not isinstance(body, dict)
-                or body.get("jsonrpc") != "2.0"
-                or not isinstance(body.get("method"), str)
-            ):
-                invalid = "An A2A request is one JSON-RPC 2.0 request."
+            if invalid := calls.not_jsonrpc(body):
                 return await forwarding.json_answer(
                     send, 400, jsonrpc.error_message(None, jsonrpc.INVALID_REQUEST, invalid)
                 )

@@ -28,20 +28,25 @@ def helper():
     running.stop()
 
 
-@pytest.fixture
-def mix(time_server, helper):
-    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
-    ToolFactory(server=clock, name="add")
-    AgentFactory(
-        path="/helper",
-        name="Helper",
+def helper_agent(helper, path: str, name: str, version: str):
+    """The echo agent registered at `path`, its card saying it speaks A2A `version`."""
+    return AgentFactory(
+        path=path,
+        name=name,
         url=helper.url("/"),
         preferred_transport="JSONRPC",
-        protocol_version="1.0",
+        protocol_version=version,
         skills=[SKILL],
         visibility="public",
         is_enabled=True,
     )
+
+
+@pytest.fixture
+def mix(time_server, helper):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+    ToolFactory(server=clock, name="add")
+    helper_agent(helper, "/helper", "Helper", "1.0")
     return virtual_server_create(
         actor=None,
         path="/mix",
@@ -191,16 +196,7 @@ def test_an_agents_question_is_an_input_request_answered_by_tasks_update(
 
 @pytest.fixture
 def old_mix(helper):
-    AgentFactory(
-        path="/old-helper",
-        name="Old Helper",
-        url=helper.url("/"),
-        preferred_transport="JSONRPC",
-        protocol_version="0.3",
-        skills=[SKILL],
-        visibility="public",
-        is_enabled=True,
-    )
+    helper_agent(helper, "/old-helper", "Old Helper", "0.3")
     return virtual_server_create(
         actor=None,
         path="/mix",
