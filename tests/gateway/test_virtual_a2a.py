@@ -16,15 +16,22 @@ from mcp.server import MCPServer
 
 from tests.factories import ServerFactory, ToolFactory
 from tests.gateway.gateway_calls import gateway_fixture  # noqa: F401
-from tests.mcp_servers import UvicornThread, loopback_socket, time_server_fixture  # noqa: F401
+from tests.mcp_servers import UvicornThread, loopback_socket, recorded_time_server
 from virtual_servers.services import virtual_server_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def desk(time_server):
-    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=time_server)
+def recorded():
+    running, recorder = recorded_time_server()
+    yield running.url("/mcp"), recorder
+    running.stop()
+
+
+@pytest.fixture
+def desk(recorded):
+    clock = ServerFactory(path="/clock", name="Clock", proxy_pass_url=recorded[0])
     for name in ("add", "echo"):
         ToolFactory(server=clock, name=name)
     return virtual_server_create(
@@ -100,7 +107,7 @@ def test_a_data_part_calls_the_tool_and_its_result_is_the_tasks_artifact(
 
 
 def test_a_tool_the_caller_may_not_call_is_refused_in_a2as_error_shape(
-    gateway, desk, member, scope_factory, token_for
+    gateway, desk, recorded, member, scope_factory, token_for
 ):
     token = caller(member, scope_factory, token_for, "kim", ["echo"])
     body = {
@@ -131,6 +138,7 @@ def test_a_tool_the_caller_may_not_call_is_refused_in_a2as_error_shape(
             "message": "Access denied: 'kim' may not call tool 'add' on server '/desk'.",
         },
     }
+    assert recorded[1].seen == []  # nothing reached the server
 
 
 def test_a_v0_3_client_sends_message_send_with_a_data_part(gateway, desk, member, scope_factory, token_for):
