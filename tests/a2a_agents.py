@@ -2,7 +2,8 @@
 `/` and its HTTP+JSON binding under `/rest`, v1.0 and v0.3 on the same URLs, and its card): a message is
 answered by a task that echoes the text as an artifact and completes; a message that says "wait" stays
 working until it is cancelled; one that says "ask" asks for the caller's name (input required), and the
-next message to that task, the name, completes it with a greeting."""
+next message to that task, the name, completes it with a greeting; one that says "context" is answered
+with the id of the conversation it is in."""
 
 from a2a.helpers.proto_helpers import new_task, new_text_artifact
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -49,6 +50,10 @@ class EchoExecutor(AgentExecutor):
             return
         if text == "wait":
             return  # working until cancelled
+        if text == "context":  # which conversation this message is in
+            await updater.add_artifact([Part(text=f"context: {context.context_id}")], name="context")
+            await updater.complete()
+            return
         await updater.add_artifact(new_text_artifact(name="echo", text=f"echo: {text}").parts, name="echo")
         await updater.complete()
 

@@ -58,6 +58,10 @@ def mix(time_server, helper):
     )
 
 
+async def _context(client) -> str:
+    return (await client.call_tool("helper__echo", {"message": "context"})).content[0].text
+
+
 def caller(member, scope_factory, token_for, name: str, agent: bool) -> str:
     rules = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/mix", "/clock")]
     if agent:
@@ -75,9 +79,13 @@ def test_an_agents_skill_is_a_tool_whose_call_is_a_message_and_the_context_conti
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         first = await client.call_tool("helper__echo", {"message": "hello"})
         second = await client.call_tool("helper__echo", {"message": "again"})
-        return tools, first, second
+        contexts = [
+            (await client.call_tool("helper__echo", {"message": "context"})).content[0].text for _ in "ab"
+        ]
+        return tools, first, second, contexts
 
-    tools, first, second = run(gateway.url("/mix/mcp"), token, work)
+    tools, first, second, contexts = run(gateway.url("/mix/mcp"), token, work)
+    other_session = run(gateway.url("/mix/mcp"), token, lambda client: _context(client))
 
     assert sorted(tools) == ["add", "helper__echo"]
     assert tools["helper__echo"].description == "Repeats what it is told. (the A2A agent Helper)"
@@ -85,6 +93,8 @@ def test_an_agents_skill_is_a_tool_whose_call_is_a_message_and_the_context_conti
     assert tools["helper__echo"].input_schema["properties"]["message"]["examples"] == ["say hello"]
     assert ([part.text for part in first.content], first.is_error) == (["echo: hello"], False)
     assert [part.text for part in second.content] == ["echo: again"]
+    assert contexts[0].startswith("context: ") and contexts[0] == contexts[1]  # one conversation
+    assert other_session.startswith("context: ") and other_session != contexts[0]  # a session of its own
     assert VirtualServer.objects.get(path="/mix").agent_members.get().key == "helper"
 
 
