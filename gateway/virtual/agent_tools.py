@@ -17,8 +17,9 @@ declared the tasks extension: `SUBMITTED`/`WORKING` → `working`, `INPUT_REQUIR
 `input_required` with the agent's question as an elicitation (`tasks/update` sends the answer to the
 agent's task), `COMPLETED` → `completed`, `CANCELED` → `cancelled`, `FAILED`/`REJECTED` → `failed`;
 `tasks/cancel` is `CancelTask`. Without the extension, a working task is polled (`GetTask`) until it ends,
-for at most AGENT_TOOL_WAIT_SECONDS, and a task that asks for input gives its question as the result (the
-next call, in the same context, answers it)."""
+for at most AGENT_TOOL_WAIT_SECONDS (a call that asked for progress is answered on an event stream, a
+progress notification for each poll), and a task that asks for input gives its question as the result
+(the next call, in the same context, answers it)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ from agents.a2a import a2a_interfaces
 from agents.policies import agent_usable
 from core.targets import Target, TargetKind
 from core.timestamps import rfc3339
-from gateway import decision, exchange, jsonrpc, quotas, sessions, tasks, upstream
+from gateway import decision, exchange, jsonrpc, quotas, sessions, streams, tasks, upstream
 from gateway.a2a import calls
+from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal
 from gateway.sign_in import sign_in_refused
 from gateway.virtual import sessions as virtual_sessions
@@ -110,8 +112,11 @@ def owner_of(virtual, name) -> tuple[str, object, str] | None:
     return None
 
 
-async def called(virtual, caller: Caller, message: dict, owner: tuple[str, object, str]) -> dict:
-    """The JSON-RPC answer to a `tools/call` of an agent's tool."""
+async def called(
+    virtual, caller: Caller, message: dict, owner: tuple[str, object, str], progress=None
+) -> dict:
+    """The JSON-RPC answer to a `tools/call` of an agent's tool; `progress(n, text)`, when given, is told
+    each poll of a task the agent is still working on (the caller asked for progress: `streamed`)."""
     key, agent, skill = owner
     request_id = message["id"]
     arguments = (message.get("params") or {}).get("arguments")
@@ -162,6 +167,9 @@ async def called(virtual, caller: Caller, message: dict, owner: tuple[str, objec
             await asyncio.sleep(POLL_SECONDS)
             got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task.get("id")}}
             task = await _asked(caller, agent, got)
+            if progress is not None:
+                shaped = _task_shape("", task, agent)
+                await progress(shaped.get("statusMessage") or f"{agent.name}: {shaped['status']}")
     except _AgentFailed as failed:
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
     except CredentialMissing as missing:
@@ -173,6 +181,38 @@ async def called(virtual, caller: Caller, message: dict, owner: tuple[str, objec
 
 class _AgentFailed(Exception):
     pass
+
+
+def progress_token(message: dict):
+    """The progress token a `tools/call` asked for (`params._meta.progressToken`), or None."""
+    meta = (message.get("params") or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+
+
+async def streamed(send, virtual, caller: Caller, message: dict, owner) -> None:
+    """A call of an agent's tool that asked for progress, answered on an event stream: a
+    `notifications/progress` for each poll of the agent's task while it works, then the result."""
+    token, sent = progress_token(message), 0
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+        }
+    )
+
+    async def progress(text: str) -> None:
+        nonlocal sent
+        sent += 1
+        params = {"progressToken": token, "progress": sent, "message": text[:1000]}
+        event = {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+        await send({"type": "http.response.body", "body": streams.sse_event(event), "more_body": True})
+
+    answer = await called(virtual, caller, message, owner, progress)
+    if caller.stateless and "result" in answer:  # 2026-07-28: complete, and private to the caller
+        answer = {**answer, "result": {**STATELESS_RESULT, **answer["result"]}}
+    await send({"type": "http.response.body", "body": streams.sse_event(answer)})
 
 
 def owner_name(owner: tuple[str, object, str]) -> str:

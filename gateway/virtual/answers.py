@@ -100,6 +100,14 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         and not _agent_task(single)
     ):
         return await _stream(scope, receive, send, route, caller, checked, single)
+    if (
+        single is not None
+        and record is not None
+        and "id" in single
+        and agent_tools.progress_token(single) is not None
+    ):
+        if owner := _agent_tool(virtual, single):  # an agent's tool, its progress streamed
+            return await agent_tools.streamed(send, virtual, caller, single, owner)
     replies, opened = [], None
     for message in forward:
         if "method" not in message:  # a client's answer to a member's request goes to that member

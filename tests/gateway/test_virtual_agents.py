@@ -113,6 +113,26 @@ def test_a_task_still_working_is_waited_for_within_the_bound(
     assert answered.content[0].text.startswith("Helper is still working on it (task ")
 
 
+def test_a_call_that_asks_for_progress_hears_of_each_poll_of_a_working_task(
+    gateway, mix, member, scope_factory, token_for, settings
+):
+    settings.AGENT_TOOL_WAIT_SECONDS = 1.2
+    token = caller(member, scope_factory, token_for, "hal", agent=True)
+    heard = []
+
+    async def work(client):
+        async def progress(progress, total, message):
+            heard.append((progress, message))
+
+        return await client.call_tool("helper__echo", {"message": "wait"}, progress_callback=progress)
+
+    answered = run(gateway.url("/mix/mcp"), token, work)
+
+    assert answered.is_error is True
+    assert len(heard) >= 2
+    assert heard[:2] == [(1.0, "Helper: working"), (2.0, "Helper: working")]
+
+
 def test_a_caller_who_may_not_message_the_agent_neither_sees_nor_calls_its_tools(
     gateway, mix, member, scope_factory, token_for
 ):
