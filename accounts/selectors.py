@@ -46,11 +46,15 @@ def login_providers(request) -> list[dict]:
     ]
 
 
+def _oidc_apps() -> list[dict]:
+    """The configured OpenID Connect logins (allauth's apps: `provider_id`, `client_id`, `secret`,
+    `settings` with the issuer as `server_url`)."""
+    return settings.SOCIALACCOUNT_PROVIDERS.get("openid_connect", {}).get("APPS", [])
+
+
 def oidc_app_of(provider: str) -> dict | None:
-    """The configured OpenID Connect login `provider` (allauth's app: `client_id`, `secret`, `settings`
-    with the issuer as `server_url`), or None when it is not one."""
-    apps = settings.SOCIALACCOUNT_PROVIDERS.get("openid_connect", {}).get("APPS", [])
-    return next((app for app in apps if app["provider_id"] == provider), None)
+    """The configured OpenID Connect login `provider`, or None when it is not one."""
+    return next((app for app in _oidc_apps() if app["provider_id"] == provider), None)
 
 
 def oidc_issuer_of(provider: str) -> str | None:
@@ -62,9 +66,8 @@ def oidc_issuer_of(provider: str) -> str | None:
 def login_providers_of(issuer: str) -> list[str]:
     """The OpenID Connect logins (their provider ids, as users' provider links name them) configured for
     the identity provider whose issuer is `issuer`."""
-    apps = settings.SOCIALACCOUNT_PROVIDERS.get("openid_connect", {}).get("APPS", [])
     wanted = issuer.rstrip("/")
-    return [app["provider_id"] for app in apps if app["settings"]["server_url"].rstrip("/") == wanted]
+    return [app["provider_id"] for app in _oidc_apps() if app["settings"]["server_url"].rstrip("/") == wanted]
 
 
 def scopes_document() -> dict:

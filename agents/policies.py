@@ -70,6 +70,12 @@ def agent_usable(principal: Principal, path: str) -> Agent | None:
     return agent if agent is not None and _may_message(principal, agent) else None
 
 
+def agents_usable(principal: Principal, agents) -> set[int]:
+    """The ids of `agents` that `principal` sees and may message (agent_usable for many, in one query)."""
+    seen = Agent.objects.visible_to(principal).filter(pk__in=[agent.pk for agent in agents])
+    return {agent.pk for agent in seen.defer("embedding") if _may_message(principal, agent)}
+
+
 def agents_needing_credential(principal: Principal) -> list[Agent]:
     """The agents `principal` may message that need each user's own credential (the Connections page)."""
     agents = (

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.db import transaction
 from django.http import HttpRequest
 from oauthlib.oauth2 import Server
@@ -30,11 +31,10 @@ from oauthlib.oauth2.rfc6749.grant_types.base import GrantTypeBase
 from core.public_url import base_url
 from oauth import selectors, services
 from oauth.id_jag import AssertionRefused, id_jag_verified
-from oauth.resources import REGISTRY, our_origins
+from oauth.resources import Resource, our_origins
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 ID_JAG_PROFILE = "urn:ietf:params:oauth:grant-profile:id-jag"
-SCOPES = ("mcp", "registry")
 
 
 class _Rebuilt(HttpRequest):
@@ -59,10 +59,11 @@ def registry_of(request) -> tuple[str, set[str]]:
 
 def scopes_granted(requested: list[str], asserted: tuple[str, ...] | None, resource_scope: str) -> list[str]:
     """The scopes the token carries: those requested (by default the one the resource takes) that the
-    assertion grants (all of ours when it names none) and that this registry knows."""
+    assertion grants (all of ours when it names none) and that this authorization server knows."""
+    ours = set(settings.OAUTH2_PROVIDER["SCOPES"])
     wanted = set(requested) or {resource_scope}
-    allowed = set(asserted) if asserted is not None else set(SCOPES)
-    return sorted(wanted & allowed & set(SCOPES))
+    allowed = set(asserted) if asserted is not None else ours
+    return sorted(wanted & allowed & ours)
 
 
 class IdJagGrant(GrantTypeBase):
@@ -114,7 +115,7 @@ class IdJagGrant(GrantTypeBase):
                     if assertion.user_value
                     else f"The assertion has no {claim} to name the user by, nor a login's sub."
                 )
-            resource_scope = "registry" if assertion.audience == REGISTRY else "mcp"
+            resource_scope = Resource(assertion.resource, assertion.audience).oauth_scope
             asserted = assertion.scopes if "scope" in assertion.claims else None
             scopes = scopes_granted(request.scopes or [], asserted, resource_scope)
             if resource_scope not in scopes:

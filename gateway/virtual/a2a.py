@@ -199,8 +199,7 @@ def _asked(message) -> tuple[str, dict] | None:
     for part in parts if isinstance(parts, list) else []:
         data = part.get("data") if isinstance(part, dict) else None
         if isinstance(data, dict) and isinstance(data.get("skill"), str):
-            arguments = data.get("arguments", {})
-            return data["skill"], arguments if isinstance(arguments, dict) else arguments
+            return data["skill"], data.get("arguments", {})
     for part in parts if isinstance(parts, list) else []:
         text = part.get("text") if isinstance(part, dict) else None
         if isinstance(text, str) and text.split():
@@ -228,7 +227,7 @@ async def _sent(virtual, principal, epochs, call: calls.Call) -> tuple[int, dict
     if running not in done:  # a slow tool: a working task, finished in the background
         task_id, owner = str(uuid.uuid4()), sessions.owner(principal)
         working = _task(call.legacy, task_id, context, skill, message, None)
-        kept = {"owner": owner, "legacy": call.legacy, "task": working}
+        kept = {"owner": owner, "legacy": call.legacy, "skill": skill, "task": working}
         await sessions.keep(sessions.Kind.VIRTUAL_A2A_TASK, virtual.path, task_id, kept)
         finishing = asyncio.create_task(_finished(virtual.path, task_id, kept, running, skill, message))
         _BACKGROUND.add(finishing)
@@ -340,14 +339,9 @@ async def _task_asked(virtual, principal, call: calls.Call) -> tuple[int, dict]:
         shown = next(name for name, (new, old) in STATES.items() if task["status"]["state"] in (new, old))
         if shown in TERMINAL:
             return call.refused(TASK_NOT_CANCELABLE, f"The task is {shown}: it cannot be cancelled.")
+        message = task["history"][0] if task["history"] else {}
         task = _task(
-            kept["legacy"],
-            task["id"],
-            task["contextId"],
-            task["artifacts"][0]["name"] if task["artifacts"] else "",
-            task["history"][0] if task["history"] else {},
-            None,
-            state="canceled",
+            kept["legacy"], task["id"], task["contextId"], kept["skill"], message, None, state="canceled"
         )
         await sessions.keep(
             sessions.Kind.VIRTUAL_A2A_TASK,

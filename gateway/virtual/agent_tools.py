@@ -34,7 +34,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from agents.a2a import a2a_interfaces
-from agents.policies import agent_usable
+from agents.policies import agent_usable, agents_usable
 from core.targets import Target, TargetKind
 from core.timestamps import rfc3339
 from gateway import decision, exchange, jsonrpc, quotas, sessions, streams, tasks, upstream
@@ -93,12 +93,14 @@ def _usable(principal, agent) -> bool:
 
 
 async def listed(virtual, caller: Caller) -> list[dict]:
-    """The agents' tools the caller may use (those of agents it sees and may message)."""
-    shown = []
-    for key, agent in virtual.agents:
-        if await database_sync_to_async(_usable)(caller.principal, agent):
-            shown += [tool for _, _, tool in tools_of(key, agent)]
-    return shown
+    """The agents' tools the caller may use (those of agents it sees and may message), in one query."""
+    if not virtual.agents:
+        return []
+    agents = [agent for _, agent in virtual.agents]
+    usable = await database_sync_to_async(agents_usable)(caller.principal, agents)
+    return [
+        tool for key, agent in virtual.agents if agent.pk in usable for _, _, tool in tools_of(key, agent)
+    ]
 
 
 def owner_of(virtual, name) -> tuple[str, object, str] | None:
@@ -168,8 +170,8 @@ async def called(
             got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task.get("id")}}
             task = await _asked(caller, agent, got)
             if progress is not None:
-                shaped = _task_shape("", task, agent)
-                await progress(shaped.get("statusMessage") or f"{agent.name}: {shaped['status']}")
+                shown = STATUS.get(_state(task), "working")
+                await progress(_status_text(task) or f"{agent.name}: {shown}")
     except _AgentFailed as failed:
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
     except CredentialMissing as missing:
@@ -241,6 +243,13 @@ AGENT_MEMBER = "agent:"  # a task's member, when an agent's tool made it
 TASK_METHOD_AT_AGENT = {"tasks/get": "GetTask", "tasks/cancel": "CancelTask", "tasks/update": "SendMessage"}
 
 
+def _status_text(task: dict) -> str:
+    """The text of an A2A task's status message ("" when it has none)."""
+    status = task.get("status") if isinstance(task.get("status"), dict) else {}
+    said, _ = _content((status.get("message") or {}).get("parts"))
+    return said[0]["text"][:1000] if said and said[0].get("type") == "text" else ""
+
+
 def _task_shape(task_id: str, task: dict, agent) -> dict:
     """The MCP task (a `DetailedTask` of SEP-2663) an A2A task is."""
     status = task.get("status") if isinstance(task.get("status"), dict) else {}
@@ -254,9 +263,8 @@ def _task_shape(task_id: str, task: dict, agent) -> dict:
         "ttlMs": None,
         "pollIntervalMs": 1000,
     }
-    said, _ = _content((status.get("message") or {}).get("parts"))
-    if said and said[0].get("type") == "text":
-        shaped["statusMessage"] = said[0]["text"][:1000]
+    if said := _status_text(task):
+        shaped["statusMessage"] = said
     if shown == "input_required":
         asked = str((status.get("message") or {}).get("messageId") or "input")
         question = shaped.get("statusMessage") or f"{agent.name} asks for more input."
