@@ -3,7 +3,10 @@
 answered by a task that echoes the text as an artifact and completes; a message that says "wait" stays
 working until it is cancelled; one that says "ask" asks for the caller's name (input required), and the
 next message to that task, the name, completes it with a greeting; one that says "context" is answered
-with the id of the conversation it is in."""
+with the id of the conversation it is in; one that says "steps" works in three steps, each a status
+update of its own ("step 1 of 3", ...), before it completes."""
+
+import asyncio
 
 from a2a.helpers.proto_helpers import new_task, new_text_artifact
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -50,6 +53,14 @@ class EchoExecutor(AgentExecutor):
             return
         if text == "wait":
             return  # working until cancelled
+        if text == "steps":
+            for step in (1, 2, 3):
+                await asyncio.sleep(0.05)
+                said = updater.new_agent_message([Part(text=f"step {step} of 3")])
+                await updater.update_status(TaskState.TASK_STATE_WORKING, message=said)
+            await updater.add_artifact([Part(text="three steps done")], name="steps")
+            await updater.complete()
+            return
         if text == "context":  # which conversation this message is in
             await updater.add_artifact([Part(text=f"context: {context.context_id}")], name="context")
             await updater.complete()

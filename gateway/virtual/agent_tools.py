@@ -1,56 +1,49 @@
 """A2A agents as MCP tools on a virtual server (its definition's `agents`): each skill of an agent's card is
 a tool, `<key>__<skill id>`, described by the skill, taking `{message: string, data?: object}` (the skill's
-examples shown as the message's examples). A call is an A2A `SendMessage` to the agent (JSON-RPC; to an
-agent whose card names only v0.3, its `message/send`, the answers read back into v1.0's shape),
-through the pipeline's stages: the one judge at the agent (its quarantine, the caller's rule for
-`SendMessage` on the agent's path, the limits of the agent and of the virtual server in one count), the one
-credential resolver and the fair share (gateway/exchange.py). Rights are the agent's: a caller who may not
-message it, or cannot see it, does not see its tools, and calling one is "Unknown tool".
+examples shown as the message's examples). A call is an A2A `SendMessage` to the agent
+(gateway/virtual/agent_calls.py) through the pipeline's stages: the one judge at the agent (its
+quarantine, the caller's rule for `SendMessage` on the agent's path, the limits of the agent and of the
+virtual server in one count), the one credential resolver and the fair share (gateway/exchange.py).
+Rights are the agent's: a caller who may not message it, or cannot see it, does not see its tools, and
+calling one is "Unknown tool".
 
 The conversation continues across calls: the `contextId` the agent answers is kept per MCP session and
-agent, and sent with the next message. The answer becomes the tool's result: text parts as text, data
-parts as structured content, files as embedded resources; a task that fails, is rejected or cancelled is
-a result with `isError`.
+agent, and sent with the next message. The answer becomes the tool's result
+(gateway/virtual/agent_results.py); a task that fails, is rejected or cancelled is a result with
+`isError`.
 
 A task the agent has not finished when it answers becomes an MCP task (gateway/tasks.py) when the call
-declared the tasks extension: `SUBMITTED`/`WORKING` → `working`, `INPUT_REQUIRED`/`AUTH_REQUIRED` →
-`input_required` with the agent's question as an elicitation (`tasks/update` sends the answer to the
-agent's task), `COMPLETED` → `completed`, `CANCELED` → `cancelled`, `FAILED`/`REJECTED` → `failed`;
-`tasks/cancel` is `CancelTask`. Without the extension, a working task is polled (`GetTask`) until it ends,
-for at most AGENT_TOOL_WAIT_SECONDS (a call that asked for progress is answered on an event stream, a
-progress notification for each poll), and a task that asks for input gives its question as the result
-(the next call, in the same context, answers it)."""
+declared the tasks extension (`tasks/get` is `GetTask`, `tasks/update` sends the answer to the agent's
+question into its task, `tasks/cancel` is `CancelTask`). Without the extension the call waits for the
+task's end, for at most AGENT_TOOL_WAIT_SECONDS: a call that asked for progress is answered on an event
+stream, a progress notification for each status update of the agent's own stream (`SendStreamingMessage`,
+when its card says it streams) or else for each poll (`GetTask`); a task that asks for input gives its
+question as the result (the next call, in the same context, answers it)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 import uuid
 
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.utils import timezone
 
-from agents.a2a import a2a_interfaces
 from agents.policies import agent_usable, agents_usable
 from core.targets import Target, TargetKind
-from core.timestamps import rfc3339
-from gateway import decision, exchange, jsonrpc, quotas, sessions, streams, tasks, upstream
-from gateway.a2a import calls
+from gateway import decision, jsonrpc, quotas, sessions, streams, tasks
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal
-from gateway.sign_in import sign_in_refused
+from gateway.virtual import agent_calls, agent_results
 from gateway.virtual import sessions as virtual_sessions
+from gateway.virtual.agent_results import ASKING, TERMINAL
 from gateway.virtual.members import Caller
-from servers.upstream_auth import CredentialMissing, CredentialUnavailable
+from servers.upstream_auth import CredentialMissing
 
 SEPARATOR = "__"
 MESSAGE_MAX_LENGTH = 100_000
 INVALID_PARAMS = -32602
-TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
-ASKING = {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
 POLL_SECONDS = 0.5
 _UNNAMEABLE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -117,8 +110,8 @@ def owner_of(virtual, name) -> tuple[str, object, str] | None:
 async def called(
     virtual, caller: Caller, message: dict, owner: tuple[str, object, str], progress=None
 ) -> dict:
-    """The JSON-RPC answer to a `tools/call` of an agent's tool; `progress(n, text)`, when given, is told
-    each poll of a task the agent is still working on (the caller asked for progress: `streamed`)."""
+    """The JSON-RPC answer to a `tools/call` of an agent's tool; `progress(text)`, when given, is told each
+    status of a task the agent is still working on (the caller asked for progress: `streamed`)."""
     key, agent, skill = owner
     request_id = message["id"]
     arguments = (message.get("params") or {}).get("arguments")
@@ -142,16 +135,21 @@ async def called(
     sent = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": parts}
     if isinstance(contexts.get(key), str):
         sent["contextId"] = contexts[key]
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "SendMessage",
-        "params": {"message": sent, "metadata": {"skill": skill}},
-    }
+    request = agent_calls.a2a("SendMessage", {"message": sent, "metadata": {"skill": skill}})
+    deadline = time.monotonic() + settings.AGENT_TOOL_WAIT_SECONDS
+
+    async def heard(task: dict) -> None:
+        if progress is not None:
+            shown = agent_results.STATUS.get(agent_results.state(task), "working")
+            await progress(agent_results.status_text(task) or f"{agent.name}: {shown}")
+
     try:
-        answered = await _asked(caller, agent, request)
+        if progress is not None and agent_calls.streams_answers(agent) and not tasks.declares(message):
+            answered = await agent_calls.followed(caller, agent, request, heard, deadline)
+        else:
+            answered = await agent_calls.asked(caller, agent, request)
         task = answered.get("task")
-        if isinstance(task, dict) and _state(task) not in TERMINAL and tasks.declares(message):
+        if isinstance(task, dict) and agent_results.state(task) not in TERMINAL and tasks.declares(message):
             await _keep_context(caller, key, task.get("contextId"))
             handle = tasks.Handle(
                 sessions.owner(principal),
@@ -160,29 +158,23 @@ async def called(
                 str(task.get("id")),
                 owner_name(owner),
             )
-            result = {"resultType": "task", **_task_shape(tasks.mint(handle), task, agent)}
+            result = {"resultType": "task", **agent_results.task_shape(tasks.mint(handle), task, agent)}
             return {"jsonrpc": "2.0", "id": request_id, "result": result}
-        deadline = time.monotonic() + settings.AGENT_TOOL_WAIT_SECONDS
         while (
-            isinstance(task, dict) and _state(task) not in TERMINAL | ASKING and time.monotonic() < deadline
+            isinstance(task, dict)
+            and agent_results.state(task) not in TERMINAL | ASKING
+            and time.monotonic() < deadline
         ):
             await asyncio.sleep(POLL_SECONDS)
-            got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task.get("id")}}
-            task = await _asked(caller, agent, got)
-            if progress is not None:
-                shown = STATUS.get(_state(task), "working")
-                await progress(_status_text(task) or f"{agent.name}: {shown}")
-    except _AgentFailed as failed:
+            task = await agent_calls.asked(caller, agent, agent_calls.a2a("GetTask", {"id": task.get("id")}))
+            await heard(task)
+    except agent_calls.AgentFailed as failed:
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
     except CredentialMissing as missing:
         return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, str(missing))
     await _keep_context(caller, key, (task or answered.get("message") or {}).get("contextId"))
-    result = _result(task, answered.get("message"), agent)
+    result = agent_results.result(task, answered.get("message"), agent)
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-
-class _AgentFailed(Exception):
-    pass
 
 
 def progress_token(message: dict):
@@ -194,7 +186,7 @@ def progress_token(message: dict):
 
 async def streamed(send, virtual, caller: Caller, message: dict, owner) -> None:
     """A call of an agent's tool that asked for progress, answered on an event stream: a
-    `notifications/progress` for each poll of the agent's task while it works, then the result."""
+    `notifications/progress` for each status of the agent's task while it works, then the result."""
     token, sent = progress_token(message), 0
     await send(
         {
@@ -229,60 +221,8 @@ async def _keep_context(caller: Caller, key: str, context) -> None:
         await virtual_sessions.keep(caller.virtual_path, caller.session_id, caller.record)
 
 
-STATUS = {
-    "TASK_STATE_SUBMITTED": "working",
-    "TASK_STATE_WORKING": "working",
-    "TASK_STATE_INPUT_REQUIRED": "input_required",
-    "TASK_STATE_AUTH_REQUIRED": "input_required",
-    "TASK_STATE_COMPLETED": "completed",
-    "TASK_STATE_CANCELED": "cancelled",
-    "TASK_STATE_FAILED": "failed",
-    "TASK_STATE_REJECTED": "failed",
-}
 AGENT_MEMBER = "agent:"  # a task's member, when an agent's tool made it
 TASK_METHOD_AT_AGENT = {"tasks/get": "GetTask", "tasks/cancel": "CancelTask", "tasks/update": "SendMessage"}
-
-
-def _status_text(task: dict) -> str:
-    """The text of an A2A task's status message ("" when it has none)."""
-    status = task.get("status") if isinstance(task.get("status"), dict) else {}
-    said, _ = _content((status.get("message") or {}).get("parts"))
-    return said[0]["text"][:1000] if said and said[0].get("type") == "text" else ""
-
-
-def _task_shape(task_id: str, task: dict, agent) -> dict:
-    """The MCP task (a `DetailedTask` of SEP-2663) an A2A task is."""
-    status = task.get("status") if isinstance(task.get("status"), dict) else {}
-    shown = STATUS.get(_state(task), "working")
-    stamp = status.get("timestamp") if isinstance(status.get("timestamp"), str) else rfc3339(timezone.now())
-    shaped = {
-        "taskId": task_id,
-        "status": shown,
-        "createdAt": stamp,
-        "lastUpdatedAt": stamp,
-        "ttlMs": None,
-        "pollIntervalMs": 1000,
-    }
-    if said := _status_text(task):
-        shaped["statusMessage"] = said
-    if shown == "input_required":
-        asked = str((status.get("message") or {}).get("messageId") or "input")
-        question = shaped.get("statusMessage") or f"{agent.name} asks for more input."
-        schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-        shaped["inputRequests"] = {
-            f"ask-{asked}": {
-                "method": "elicitation/create",
-                "params": {"mode": "form", "message": question, "requestedSchema": schema},
-            }
-        }
-    elif shown == "completed":
-        shaped["result"] = _result(task, None, agent)
-    elif shown == "failed":
-        shaped["error"] = {
-            "code": jsonrpc.INTERNAL_ERROR,
-            "message": shaped.get("statusMessage", f"{agent.name} failed."),
-        }
-    return shaped
 
 
 async def task_request(virtual, caller: Caller, message) -> dict:
@@ -297,30 +237,22 @@ async def task_request(virtual, caller: Caller, message) -> dict:
     upstream_id = message["params"]["taskId"]
     try:
         if method == "tasks/get":
-            task = await _asked(caller, agent, _a2a("GetTask", {"id": upstream_id}))
-            return _complete(request_id, _task_shape(message.asked_as, task, agent))
+            task = await agent_calls.asked(caller, agent, agent_calls.a2a("GetTask", {"id": upstream_id}))
+            return _complete(request_id, agent_results.task_shape(message.asked_as, task, agent))
         if method == "tasks/cancel":
-            await _asked(caller, agent, _a2a("CancelTask", {"id": upstream_id}))
+            await agent_calls.asked(caller, agent, agent_calls.a2a("CancelTask", {"id": upstream_id}))
             return _complete(request_id, {})
         answer = _answer_of(message["params"].get("inputResponses"))
         if answer is not None:
             context = caller.record.get("agent_contexts", {}).get(key)
             sent = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": answer}]}
             sent |= {"taskId": upstream_id, **({"contextId": context} if isinstance(context, str) else {})}
-            await _asked(
-                caller,
-                agent,
-                _a2a("SendMessage", {"message": sent}),
-            )
+            await agent_calls.asked(caller, agent, agent_calls.a2a("SendMessage", {"message": sent}))
         return _complete(request_id, {})
-    except _AgentFailed as failed:
+    except agent_calls.AgentFailed as failed:
         return jsonrpc.error_message(request_id, jsonrpc.INTERNAL_ERROR, str(failed))
     except CredentialMissing as missing:
         return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, str(missing))
-
-
-def _a2a(method: str, params: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
 def _complete(request_id, result: dict) -> dict:
@@ -353,187 +285,3 @@ async def _judged(virtual, caller: Caller, agent, request_id, method: str = "Sen
         _, code, text, data, _ = quotas.refusal(judged.limits)
         return quotas.limit_error(request_id, code, text, data)
     return None
-
-
-async def _asked(caller: Caller, agent, request: dict) -> dict:
-    """The A2A result of one JSON-RPC request to the agent (its `result`, in v1.0's shape), through the
-    exchange stage; to an agent that speaks only v0.3, the request and its answer are translated."""
-    legacy = _speaks_only_v03(agent)
-    sent = _as_v03(request) if legacy else request
-    url = calls.from_jsonrpc(sent).upstream_url(agent)
-    body = json.dumps(sent).encode()
-
-    async def attempt(credential: dict[str, str], _send) -> dict:
-        headers = {**credential, "content-type": "application/json"}
-        if not legacy:
-            headers["a2a-version"] = "1.0"
-        try:
-            async with upstream.session().post(
-                url, data=body, headers=headers, timeout=upstream.timeout()
-            ) as response:
-                if refused := sign_in_refused(agent, response):
-                    raise refused
-                raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
-        except upstream.ERRORS as error:
-            raise _AgentFailed(
-                f"The agent at {agent.path} could not be reached ({type(error).__name__})."
-            ) from None
-        try:
-            answer = json.loads(raw or b"")
-        except ValueError:
-            raise _AgentFailed(f"The agent at {agent.path} answered something that is not JSON.") from None
-        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
-            said = str(answer["error"].get("message", ""))[:300]
-            raise _AgentFailed(f"The agent at {agent.path} refused: {said}")
-        result = answer.get("result") if isinstance(answer, dict) else None
-        if not isinstance(result, dict):
-            raise _AgentFailed(f"The agent at {agent.path} answered without a result.")
-        return _from_v03(result, request["method"]) if legacy else result
-
-    async def over_share(full: Refusal) -> dict:
-        raise _AgentFailed(full.detail)
-
-    try:
-        return await exchange.carried(agent, caller.principal, caller.epoch, url, attempt, over_share)
-    except CredentialUnavailable as unavailable:
-        raise _AgentFailed(str(unavailable)) from None
-
-
-V03_METHODS = {"SendMessage": "message/send", "GetTask": "tasks/get", "CancelTask": "tasks/cancel"}
-
-
-def _speaks_only_v03(agent) -> bool:
-    """Whether the agent's card names no v1.0 JSON-RPC interface, only v0.3 ones."""
-    versions = {
-        str(interface.get("protocol_version") or interface.get("protocolVersion") or "")
-        for interface in a2a_interfaces(agent)
-        if (interface.get("protocol_binding") or interface.get("protocolBinding")) == "JSONRPC"
-    }
-    versions.discard("")
-    versions = versions or {str(agent.protocol_version or "")}
-    return all(version.startswith("0.") for version in versions)
-
-
-def _as_v03(request: dict) -> dict:
-    """A v1.0 request as v0.3 says it: its method's old name; a message's kind, lower-case role and kinds
-    on its parts."""
-    params = dict(request["params"])
-    if isinstance(params.get("message"), dict):
-        message = dict(params["message"])
-        parts = [
-            {"kind": "data", "data": part["data"]}
-            if "data" in part
-            else {"kind": "text", "text": part.get("text", "")}
-            for part in message.get("parts") or []
-        ]
-        message |= {"kind": "message", "role": "user", "parts": parts}
-        params["message"] = message
-    return {**request, "method": V03_METHODS[request["method"]], "params": params}
-
-
-def _from_v03(result: dict, method: str) -> dict:
-    """A v0.3 answer in v1.0's shape: a task or a message under its name for `SendMessage` (a task alone
-    for the others), states as TASK_STATE_*, parts without their kinds."""
-    if result.get("kind") == "message":
-        return {"message": _message_v1(result)}
-    status = result.get("status") if isinstance(result.get("status"), dict) else {}
-    state = "TASK_STATE_" + str(status.get("state", "unknown")).upper().replace("-", "_")
-    task = {
-        **result,
-        "status": {**status, "state": state, "message": _message_v1(status.get("message"))},
-        "artifacts": [
-            {**artifact, "parts": _parts_v1(artifact.get("parts"))}
-            for artifact in result.get("artifacts") or []
-            if isinstance(artifact, dict)
-        ],
-    }
-    return {"task": task} if method == "SendMessage" else task
-
-
-def _message_v1(message) -> dict | None:
-    if not isinstance(message, dict):
-        return None
-    return {**message, "parts": _parts_v1(message.get("parts"))}
-
-
-def _parts_v1(parts) -> list[dict]:
-    shown = []
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, dict):
-            continue
-        if part.get("kind") == "file" and isinstance(part.get("file"), dict):
-            file = part["file"]
-            shown.append(
-                {"raw": file.get("bytes"), "url": file.get("uri"), "mediaType": file.get("mimeType")}
-            )
-        elif part.get("kind") == "data":
-            shown.append({"data": part.get("data")})
-        else:
-            shown.append({"text": part.get("text")})
-    return shown
-
-
-def _state(task: dict) -> str:
-    status = task.get("status") if isinstance(task.get("status"), dict) else {}
-    return str(status.get("state", ""))
-
-
-def _result(task: dict | None, message: dict | None, agent) -> dict:
-    """The MCP tool result of an agent's answer: its artifacts' (or message's) parts as content."""
-    if task is None:  # the agent answered with a message
-        content, structured = _content((message or {}).get("parts"))
-        return _tool_result(content, structured, False)
-    parts = [
-        part
-        for artifact in task.get("artifacts") or []
-        if isinstance(artifact, dict)
-        for part in artifact.get("parts") or []
-    ]
-    state = _state(task)
-    status_message = (
-        (task.get("status") or {}).get("message") if isinstance(task.get("status"), dict) else None
-    )
-    said, _ = _content((status_message or {}).get("parts"))
-    if state in ASKING:
-        return _tool_result(
-            said or [{"type": "text", "text": f"{agent.name} asks for more input."}], None, False
-        )
-    if state not in TERMINAL:
-        text = f"{agent.name} is still working on it (task {task.get('id')}); ask again later."
-        return _tool_result([{"type": "text", "text": text}], None, True)
-    content, structured = _content(parts)
-    if state == "TASK_STATE_COMPLETED":
-        return _tool_result(content or said, structured, False)
-    words = {
-        "TASK_STATE_FAILED": "failed",
-        "TASK_STATE_REJECTED": "refused the task",
-        "TASK_STATE_CANCELED": "cancelled the task",
-    }
-    return _tool_result(said or [{"type": "text", "text": f"{agent.name} {words[state]}."}], structured, True)
-
-
-def _content(parts) -> tuple[list[dict], dict | None]:
-    content, structured = [], {}
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            content.append({"type": "text", "text": part["text"]})
-        elif isinstance(part.get("data"), dict):
-            structured.update(part["data"])
-            content.append({"type": "text", "text": json.dumps(part["data"], ensure_ascii=False)})
-        elif isinstance(part.get("raw"), str) or isinstance(part.get("url"), str):
-            resource = {"uri": part.get("url") or f"data:{part.get('mediaType', 'application/octet-stream')}"}
-            if isinstance(part.get("mediaType"), str):
-                resource["mimeType"] = part["mediaType"]
-            if isinstance(part.get("raw"), str):
-                resource["blob"] = part["raw"]
-            content.append({"type": "resource", "resource": resource})
-    return content, (structured or None)
-
-
-def _tool_result(content: list[dict], structured: dict | None, is_error: bool) -> dict:
-    result = {"content": content, "isError": is_error}
-    if structured is not None:
-        result["structuredContent"] = structured
-    return result

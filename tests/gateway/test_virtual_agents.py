@@ -28,8 +28,9 @@ def helper():
     running.stop()
 
 
-def helper_agent(helper, path: str, name: str, version: str):
-    """The echo agent registered at `path`, its card saying it speaks A2A `version`."""
+def helper_agent(helper, path: str, name: str, version: str, streaming: bool = False):
+    """The echo agent registered at `path`, its card saying it speaks A2A `version` (and streams, when
+    `streaming`)."""
     return AgentFactory(
         path=path,
         name=name,
@@ -37,6 +38,7 @@ def helper_agent(helper, path: str, name: str, version: str):
         preferred_transport="JSONRPC",
         protocol_version=version,
         skills=[SKILL],
+        capabilities={"streaming": True} if streaming else {},
         visibility="public",
         is_enabled=True,
     )
@@ -131,6 +133,64 @@ def test_a_call_that_asks_for_progress_hears_of_each_poll_of_a_working_task(
     assert answered.is_error is True
     assert len(heard) >= 2
     assert heard[:2] == [(1.0, "Helper: working"), (2.0, "Helper: working")]
+
+
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_a_call_that_asks_for_progress_hears_each_status_update_of_an_agent_that_streams(
+    gateway, helper, member, scope_factory, token_for, version
+):
+    helper_agent(helper, "/streamer", "Streamer", version, streaming=True)
+    virtual_server_create(
+        actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/streamer", "key": "s"}]}
+    )
+    rules = [{"server": "/mix", "methods": ["*"], "tools": ["*"]}, {"server": "/streamer", "methods": ["*"]}]
+    scope_factory("streams", group="streams", server_rules=rules)
+    token = token_for(member("sid", "streams"))
+    heard = []
+
+    async def work(client):
+        async def progress(progress, total, message):
+            heard.append((progress, message))
+
+        return await client.call_tool("s__echo", {"message": "steps"}, progress_callback=progress)
+
+    answered = run(gateway.url("/mix/mcp"), token, work)
+
+    assert answered.is_error is False
+    assert [item.text for item in answered.content] == ["three steps done"]
+    assert heard == [
+        (1.0, "Streamer: working"),
+        (2.0, "step 1 of 3"),
+        (3.0, "step 2 of 3"),
+        (4.0, "step 3 of 3"),
+    ]
+
+
+def test_an_agents_stream_then_its_polls_end_at_the_bound_with_the_task_still_working(
+    gateway, helper, member, scope_factory, token_for, settings
+):
+    settings.AGENT_TOOL_WAIT_SECONDS = 1
+    helper_agent(helper, "/streamer", "Streamer", "1.0", streaming=True)
+    virtual_server_create(
+        actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/streamer", "key": "s"}]}
+    )
+    rules = [{"server": "/mix", "methods": ["*"], "tools": ["*"]}, {"server": "/streamer", "methods": ["*"]}]
+    scope_factory("streams", group="streams", server_rules=rules)
+    token = token_for(member("sam", "streams"))
+    heard = []
+
+    async def work(client):
+        async def progress(progress, total, message):
+            heard.append(message)
+
+        return await client.call_tool("s__echo", {"message": "wait"}, progress_callback=progress)
+
+    answered = run(gateway.url("/mix/mcp"), token, work)
+
+    assert answered.is_error is True
+    assert answered.content[0].text.startswith("Streamer is still working on it (task ")
+    assert heard[0] == "Streamer: working"  # the stream's update; then GetTask's, once the stream ended
+    assert set(heard) == {"Streamer: working"}
 
 
 def test_a_caller_who_may_not_message_the_agent_neither_sees_nor_calls_its_tools(
