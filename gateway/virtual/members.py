@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 PAGE_LIMIT = 20  # pages of one member's list followed at most
 _OPENING: dict[tuple, asyncio.Lock] = {}  # (virtual path, session, member key) being opened now
+_TELLING: set[asyncio.Task] = set()  # cancellations on their way to members, held until sent
 
 
 @dataclass
@@ -111,7 +112,8 @@ def request_headers(
 async def ask(caller: Caller, member, message: dict) -> dict:
     """The member's answer to one request (the JSON-RPC message with its id), by the pipeline's exchange
     stage (gateway/exchange.py): within the fair shares, and once more with a refreshed sign-in after the
-    member refuses the caller's, as a plain server is."""
+    member refuses the caller's, as a plain server is. A request stopped before its answer (its task
+    cancelled) is cancelled at the member too (`notifications/cancelled`)."""
 
     async def attempt(headers: dict, _send) -> dict:
         return await _asked(caller, member, headers, await member_session(caller, member, headers), message)
@@ -122,6 +124,17 @@ async def ask(caller: Caller, member, message: dict) -> dict:
     try:
         url = member.server.proxy_pass_url
         return await exchange.carried(member.server, caller.principal, caller.epoch, url, attempt, over_share)
+    except asyncio.CancelledError:  # the call was stopped (an A2A task cancelled): the member is told
+        if message.get("method") != "initialize":
+            cancelled = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": message["id"], "reason": "The caller cancelled the request."},
+            }
+            telling = asyncio.create_task(tell(caller, member, cancelled))
+            _TELLING.add(telling)
+            telling.add_done_callback(_TELLING.discard)
+        raise
     except (CredentialMissing, CredentialUnavailable) as missing:
         raise MemberFailed(str(missing)) from None
     except SignInRefused:

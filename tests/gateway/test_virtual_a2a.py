@@ -165,12 +165,19 @@ def test_a_v0_3_client_sends_message_send_with_a_data_part(gateway, desk, member
 
 @pytest.fixture
 def slow_desk():
+    """A virtual server over a tool that takes the time it is asked to; `stopped` lists the calls the
+    server was told to cancel."""
     server = MCPServer("Slow", log_level="WARNING")
+    stopped = []
 
     @server.tool()
     async def slow_report(seconds: float) -> str:
         """Write a report, slowly."""
-        await anyio.sleep(seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            stopped.append(seconds)
+            raise
         return "the report"
 
     running = UvicornThread(server.streamable_http_app(), loopback_socket()).start()
@@ -178,7 +185,7 @@ def slow_desk():
     virtual_server_create(
         actor=None, path="/desk", definition={"name": "Desk", "a2a": True, "members": [{"server": "/slow"}]}
     )
-    yield
+    yield stopped
     running.stop()
 
 
@@ -213,6 +220,10 @@ def test_a_slow_tool_is_a_working_task_got_until_done_cancelled_and_no_one_elses
     long_one = a2a(gateway, token, "SendMessage", report(30.0))["result"]["task"]
     cancelled = a2a(gateway, token, "CancelTask", {"id": long_one["id"]})["result"]
     again = a2a(gateway, token, "CancelTask", {"id": long_one["id"]})
+    for _ in range(50):  # the call is stopped at the server too (notifications/cancelled)
+        if slow_desk:
+            break
+        time.sleep(0.1)
 
     assert started["status"]["state"] == "TASK_STATE_WORKING"
     assert foreign["error"] == {"code": -32001, "message": "Task not found."}
@@ -220,6 +231,7 @@ def test_a_slow_tool_is_a_working_task_got_until_done_cancelled_and_no_one_elses
     assert got["artifacts"][0]["parts"] == [{"text": "the report"}, {"data": {"result": "the report"}}]
     assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
     assert again["error"] == {"code": -32002, "message": "The task is canceled: it cannot be cancelled."}
+    assert slow_desk == [30.0]
 
 
 def test_the_http_json_binding_sends_a_message_and_refuses_in_its_own_shape(
