@@ -3,13 +3,14 @@ server behind it: its card lists the caller's tools as skills (their schemas in 
 a message with a data part `{skill, arguments}` is a call of that tool whose result comes back as the
 task's artifact; a tool the caller may not call is refused in A2A's error shape, as the MCP call would be."""
 
+import json
 import time
 
 import anyio
 import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
-from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import Message, Part, Role, SendMessageRequest, SubscribeToTaskRequest, TaskState
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
 from mcp.server import MCPServer
@@ -270,3 +271,130 @@ def test_the_http_json_binding_sends_a_message_and_refuses_in_its_own_shape(
         == "Access denied: 'pat' may not call tool 'echo' on server '/desk'."
     )
     assert (missing.status_code, missing.json()["error"]["message"]) == (404, "Task not found.")
+
+
+def slow_caller(member, scope_factory, token_for, *names: str) -> list[str]:
+    rules = [{"server": path, "methods": ["*"], "tools": ["*"]} for path in ("/desk", "/slow")]
+    scope_factory("slow", group="slow", server_rules=rules)
+    return [token_for(member(name, "slow")) for name in names]
+
+
+def test_a_streamed_message_and_a_subscription_follow_a_slow_tool_to_its_end(
+    gateway, slow_desk, member, scope_factory, token_for, settings
+):
+    settings.VIRTUAL_A2A_ANSWER_SECONDS = 0.2
+    (token,) = slow_caller(member, scope_factory, token_for, "ola")
+    data = ParseDict({"skill": "slow_report", "arguments": {"seconds": 1.0}}, Value())
+    request = SendMessageRequest(
+        message=Message(message_id="m1", role=Role.ROLE_USER, parts=[Part(data=data)])
+    )
+
+    async def session():
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            config = ClientConfig(httpx_client=http, streaming=True)
+            streamed = await create_client(gateway.url("/desk/a2a"), client_config=config)
+            followed = await create_client(gateway.url("/desk/a2a"), client_config=config)
+            events = []
+            async with streamed, followed:
+                async for event in streamed.send_message(request):
+                    events.append(event)
+                    if len(events) == 1:  # a second client follows the same task while it works
+                        subscription = [
+                            e async for e in followed.subscribe(SubscribeToTaskRequest(id=event.task.id))
+                        ]
+            return events, subscription
+
+    events, subscription = anyio.run(session)
+
+    assert [event.WhichOneof("payload") for event in events] == ["task", "artifact_update", "status_update"]
+    assert events[0].task.status.state == TaskState.TASK_STATE_WORKING
+    assert [part.text for part in events[1].artifact_update.artifact.parts][0] == "the report"
+    assert events[2].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert [event.WhichOneof("payload") for event in subscription] == [
+        "task",
+        "artifact_update",
+        "status_update",
+    ]
+    assert subscription[0].task.id == events[0].task.id
+    assert subscription[2].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+
+
+def test_a_subscription_to_an_ended_or_anothers_task_is_refused_in_each_binding(
+    gateway, slow_desk, member, scope_factory, token_for, settings
+):
+    settings.VIRTUAL_A2A_ANSWER_SECONDS = 0.2
+    token, other = slow_caller(member, scope_factory, token_for, "pia", "quin")
+    started = a2a(gateway, token, "SendMessage", report(0.5))["result"]["task"]
+    foreign = a2a(gateway, other, "SubscribeToTask", {"id": started["id"]})
+    for _ in range(40):
+        if (
+            a2a(gateway, token, "GetTask", {"id": started["id"]})["result"]["status"]["state"]
+            != "TASK_STATE_WORKING"
+        ):
+            break
+        time.sleep(0.1)
+    ended = a2a(gateway, token, "SubscribeToTask", {"id": started["id"]})
+    rest = httpx.post(
+        gateway.url(f"/desk/a2a/tasks/{started['id']}:subscribe"),
+        headers={"Authorization": f"Bearer {token}", "A2A-Version": "1.0"},
+    )
+
+    assert foreign["error"] == {"code": -32001, "message": "Task not found."}
+    assert ended["error"] == {
+        "code": -32004,
+        "message": "The task is completed: there is nothing more to follow.",
+    }
+    assert rest.status_code == 400
+    assert rest.json()["error"]["status"] == "FAILED_PRECONDITION"
+
+
+def test_a_v0_3_stream_ends_with_the_artifact_and_a_final_status_update(
+    gateway, slow_desk, member, scope_factory, token_for, settings
+):
+    settings.VIRTUAL_A2A_ANSWER_SECONDS = 0.2
+    (token,) = slow_caller(member, scope_factory, token_for, "rae")
+    part = {"kind": "data", "data": {"skill": "slow_report", "arguments": {"seconds": 0.6}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "message/stream",
+        "params": {"message": {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}},
+    }
+
+    answer = httpx.post(
+        gateway.url("/desk/a2a"), json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+
+    assert answer.headers["content-type"] == "text/event-stream"
+    events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+    assert [event["id"] for event in events] == [5, 5, 5]
+    results = [event["result"] for event in events]
+    assert [(result["kind"], result["status"]["state"]) for result in (results[0], results[2])] == [
+        ("task", "working"),
+        ("status-update", "completed"),
+    ]
+    assert results[1]["kind"] == "artifact-update"
+    assert results[1]["artifact"]["parts"][0] == {"kind": "text", "text": "the report"}
+    assert results[2]["final"] is True
+
+
+def test_a_tool_that_answers_at_once_is_streamed_as_its_completed_task(
+    gateway, desk, member, scope_factory, token_for
+):
+    token = caller(member, scope_factory, token_for, "sol", ["add"])
+    message = {
+        "messageId": "m1",
+        "role": "ROLE_USER",
+        "parts": [{"data": {"skill": "add", "arguments": {"a": 2, "b": 2}}}],
+    }
+
+    answer = httpx.post(
+        gateway.url("/desk/a2a/message:stream"),
+        json={"message": message},
+        headers={"Authorization": f"Bearer {token}", "A2A-Version": "1.0"},
+    )
+
+    events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+    assert len(events) == 1
+    assert events[0]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert events[0]["task"]["artifacts"][0]["parts"][0] == {"text": "4"}
