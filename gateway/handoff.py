@@ -11,8 +11,10 @@ nginx offers the handoff in the `X-Gateway-Handoff` header: the upstream groups 
 defines, signed with SECRET_KEY at generation, so a client cannot ask for a handoff and a server added
 since the configuration was written is served by the gateway until it is regenerated. A request the
 gateway must change on the way is never handed off: tool lists (filtered to the caller's tools), denied
-calls (answered here), servers with outbound headers (kept out of nginx's files), the SSE transport, GET
-streams (filtered like every stream) and `initialize` (its session is bound to the caller).
+calls (answered here), calls that may create an MCP task and task requests (the gateway names each task
+for its caller: gateway/tasks.py), servers with outbound headers (kept out of nginx's files), the SSE
+transport, GET streams (filtered like every stream) and `initialize` (its session is bound to the
+caller).
 """
 
 from __future__ import annotations

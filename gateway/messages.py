@@ -45,8 +45,9 @@ class Checked:
 
     @property
     def rewrites(self) -> bool:
-        """Whether the answer must be read and changed on its way (tool lists cut, denials added)."""
-        return bool(self.lists or self.denied)
+        """Whether the answer must be read and changed on its way (tool lists cut, denials added, the
+        tasks a call may create named by the gateway)."""
+        return bool(self.lists or self.denied or self.tasks)
 
     def forward_body(self, raw: bytes) -> bytes:
         if self.untouched and self.trace is None:

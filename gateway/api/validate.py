@@ -5,7 +5,9 @@ quarantines first (403 with the operator's reason), then the caller's rights, th
 Credentials: a bearer token in `Authorization` or `X-Authorization`, else the session cookie. Target:
 the server `X-Original-URL` names, resolved exactly as the built-in gateway resolves it (gateway).
 Call: the JSON-RPC body from `X-Body` or the request body; without one, only a GET or DELETE
-(`X-Original-Method`) is judged, as the session. Identity headers a client sends are never read.
+(`X-Original-Method`) is judged, as the session. Identity headers a client sends are never read. Task
+requests of the MCP tasks extension are refused (501): a task's id is the gateway's own, bound to its
+caller (gateway/tasks.py), and a proxy that carries the exchange itself cannot rename it.
 """
 
 import time
@@ -37,6 +39,11 @@ from servers.models import Server
 from servers.selectors import server_for_gateway
 from servers.trust import tool_trusts
 
+TASKS_ELSEWHERE = (
+    "Task requests (tasks/get, tasks/update, tasks/cancel) are carried by the registry's gateway itself "
+    "(/<server path>/mcp), which names each task for its caller; a proxy that only checks calls here "
+    "cannot carry them."
+)
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="mcp-gateway-registry"'}
 
 
@@ -141,7 +148,7 @@ class ValidateView(APIView):
                 "X-Authorization", "the client's bearer credential, when Authorization is taken"
             ),
         ],
-        errors=(400, 401, 403, 413),
+        errors=(400, 401, 403, 413, 501),
     )
     def handle(self, request, *args, **kwargs):
         """The check, reported as one `auth_request` metric: success means the call was allowed (200)."""
@@ -177,6 +184,8 @@ class ValidateView(APIView):
                 answer = {**refusal.headers, **(BEARER_CHALLENGE if bearer else {})}
                 raise ApiError(refusal.status, refusal.code, refusal.detail, answer) from None
             messages = _messages(request)
+            if any(m.method in jsonrpc.TASK_METHODS for m in messages):
+                raise ApiError(501, ErrorCode.NOT_IMPLEMENTED, TASKS_ELSEWHERE)
             if invalid := next((m for m in messages if m.kind == "invalid"), None):
                 raise ApiError(400, ErrorCode.BAD_REQUEST, jsonrpc.denial(principal, server_path, invalid))
             if server is None or not server.is_enabled:

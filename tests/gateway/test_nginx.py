@@ -35,6 +35,7 @@ from tests.mcp_servers import (  # noqa: F401
     time_tools,
 )
 from tests.nginx import Nginx
+from tests.task_server import task_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -397,3 +398,39 @@ def test_a_denied_notification_keeps_the_request_with_the_gateway(member, scope_
     checked = messages.check_body([CALL_ADD, DENIED_NOTE], principal, "/alpha")
 
     assert (len(checked.forward), checked.dropped, checked.untouched) == (1, 1, False)
+
+
+def test_a_call_that_may_create_a_task_stays_with_the_gateway_so_its_task_is_the_callers(
+    front, member, scope_factory, token_for
+):
+    running, jobs = task_server()
+    ServerFactory(path="/jobs", proxy_pass_url=running.url("/mcp"))
+    scope_factory("jobs", group="jobs", server_rules=[{"server": "/jobs", "methods": ["*"], "tools": ["*"]}])
+    token = token_for(member("ida", "jobs"))
+    nginx = front()
+    meta = {
+        "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    }
+
+    def sent(method: str, params: dict, name: str) -> dict:
+        message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": method,
+            "Mcp-Name": name,
+        }
+        status, _, body = post(nginx.port, "/jobs/mcp", message, headers)
+        assert status == 200, body
+        return json.loads(body)
+
+    try:
+        created = sent("tools/call", {"name": "long_report", "arguments": {}}, "long_report")["result"]
+        polled = sent("tasks/get", {"taskId": created["taskId"]}, created["taskId"])["result"]
+    finally:
+        running.stop()
+
+    (upstream,) = jobs.tasks
+    assert created["taskId"].startswith("registry-task.") and upstream not in created["taskId"]
+    assert (polled["taskId"], polled["status"]) == (created["taskId"], "working")

@@ -282,3 +282,17 @@ def test_calls_over_a_limit_are_refused_with_429_and_counted_once(client, timer)
     assert refused.json()["detail"].startswith("Rate limited: at most 2 calls per minute here; retry in ")
     assert int(refused["Retry-After"]) >= 1
     assert listed.status_code == 200  # listing never counts
+
+
+def test_a_task_request_is_refused_as_carried_only_by_the_gateway_itself(client, timer):
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": "registry-task.abc"}}
+    )
+
+    response = validate(client, auth=token(timer), body=body)
+
+    assert response.status_code == 501
+    assert response.json()["error_code"] == "not_implemented"
+    assert response.json()["detail"].startswith(
+        "Task requests (tasks/get, tasks/update, tasks/cancel)"
+    )
