@@ -20,6 +20,7 @@ from django.conf import settings
 from accounts.authentication import bearer_of
 from core.errors import ErrorCode
 from core.public_url import base_url_of_scope
+from core.targets import Target, TargetKind
 from core.untrusted import InputRejected, json_loads
 from gateway import (
     asking,
@@ -262,12 +263,20 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap
         payload = unwrap(payload)
         batch, read = jsonrpc.read(payload)
     owner = sessions.owner(principal)
-    payload, refused, names = tasks.resolved(payload, owner, server_path, calls=not virtual)
-    if names.asked or refused:
+    server = Target(TargetKind.SERVER, server_path)
+
+    def may_call(tool: str) -> bool:  # the one judge's rule, as for a task request of that task
+        asked = jsonrpc.Message(raw={}, kind="request", method="tasks/get", tool=tool)
+        return decision.refusal(principal, server, asked) is None
+
+    payload, refused, names = tasks.resolved(
+        payload, owner, server_path, calls=not virtual, may_call=may_call
+    )
+    if names.rewritten or refused:
         read = jsonrpc.read(payload)[1] if payload else []
     checked = messages.check_messages(batch, read, principal, server_path)
     checked.denied += refused
-    checked.tasks, checked.resolved = (names or None), bool(names.asked)
+    checked.tasks, checked.resolved = (names or None), names.rewritten
     checked.trace = tracing.received_all(scope, read, checked)
     if endpoint == "messages" and checked.denied:
         messages.stand_in_denied(checked)

@@ -31,6 +31,10 @@ PREFIX = "registry-task."
 CONTEXT = "gateway-task"
 NOT_FOUND = "Failed to retrieve task: Task not found"
 INVALID_PARAMS = -32602
+MISSING_CAPABILITY = -32021
+LISTEN = "subscriptions/listen"
+NOTIFIED = "notifications/tasks"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,13 @@ def declares(message: dict) -> bool:
     return EXTENSION in extensions
 
 
+def missing_capability(request_id) -> dict:
+    """The answer to a task request that does not declare the extension (-32021, as it requires)."""
+    answer = jsonrpc.error_message(request_id, MISSING_CAPABILITY, "Missing required client capability")
+    answer["error"]["data"] = {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+    return answer
+
+
 class TaskNames:
     """What one request's tasks are called, both ways: the calls that may create a task (request id →
     (member key, tool)), and the task requests' ids (request id → (the gateway's id, the server's))."""
@@ -83,13 +94,16 @@ class TaskNames:
         self.owner, self.target = owner, target
         self.calls: dict[str, tuple[str, str]] = {}
         self.asked: dict[str, tuple[str, str]] = {}
+        self.listening = False  # the request is a `subscriptions/listen` that named tasks
+        self.listened: dict[str, str] = {}  # the server's id → the gateway's, of the tasks listened to
+        self.rewritten = False  # the body names the server's ids now: it goes on as rewritten
 
     def __bool__(self) -> bool:
-        return bool(self.calls or self.asked)
+        return bool(self.calls or self.asked or self.listening)
 
     def reads(self, data: bytes) -> bool:
         """Whether an event's data may hold a task id to rename (gateway/streams.py asks)."""
-        return b'"taskId"' in data
+        return b'"taskId' in data
 
     def event_id(self, line: bytes) -> bytes:
         return line
@@ -98,6 +112,8 @@ class TaskNames:
         """An answer of the server with the gateway's task ids (a batch item by item)."""
         if isinstance(message, list):
             return [self(item) for item in message]
+        if self.listening and isinstance(message, dict) and "id" not in message:
+            return self._notification(message)
         result = message.get("result") if isinstance(message, dict) and "id" in message else None
         if not isinstance(result, dict):
             return message
@@ -108,6 +124,18 @@ class TaskNames:
             return {**message, "result": {**result, "taskId": ours}}
         if key in self.asked and "taskId" in result:
             return {**message, "result": {**result, "taskId": self.asked[key][0]}}
+        return message
+
+    def _notification(self, message: dict) -> dict:
+        """A task status notification, or the acknowledgement of a listen, with the gateway's ids (an
+        acknowledged id the caller did not listen to is dropped)."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if message.get("method") == NOTIFIED and params.get("taskId") in self.listened:
+            return {**message, "params": {**params, "taskId": self.listened[params["taskId"]]}}
+        notifications = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
+        if message.get("method") == ACKNOWLEDGED and isinstance(notifications.get("taskIds"), list):
+            ours = [self.listened[i] for i in notifications["taskIds"] if i in self.listened]
+            return {**message, "params": {**params, "notifications": {**notifications, "taskIds": ours}}}
         return message
 
     def outbound_headers(self) -> dict[str, str]:
@@ -143,10 +171,13 @@ def noted(names: TaskNames, message: dict, member: str) -> TaskNames:
     return names
 
 
-def resolved(payload, owner: str, target: str, *, calls: bool = True) -> tuple[object, list[dict], TaskNames]:
+def resolved(
+    payload, owner: str, target: str, *, calls: bool = True, may_call=None
+) -> tuple[object, list[dict], TaskNames]:
     """(the body with each task request resolved, the "task not found" answers of those that are not the
-    caller's here, what the answers' task ids are called). With `calls`, the calls that may create a task
-    are noted too (a server's; a virtual server notes its own once the member is known: `noted`)."""
+    caller's here, what the answers' task ids are called). With `calls` (a server's; a virtual server
+    notes its own once the member is known: `noted`), the calls that may create a task are noted too, and
+    a `subscriptions/listen` keeps the caller's own tasks whose tool `may_call(tool)` allows."""
     names = TaskNames(owner, target)
     refused: list[dict] = []
     items = payload if isinstance(payload, list) else [payload]
@@ -165,10 +196,30 @@ def resolved(payload, owner: str, target: str, *, calls: bool = True) -> tuple[o
             request = ResolvedTask({**item, "params": {**params, "taskId": handle.upstream}})
             request.tool, request.member, request.asked_as = handle.tool, handle.member, params["taskId"]
             names.asked[key] = (params["taskId"], handle.upstream)
+            names.rewritten = True
             kept.append(request)
+            continue
+        if calls and item["method"] == LISTEN and isinstance(params.get("notifications"), dict):
+            kept.append(_listen(names, item, params, may_call))
             continue
         if calls:
             noted(names, item, "")
         kept.append(item)
     body = kept if isinstance(payload, list) else (kept[0] if kept else None)
     return body, refused, names
+
+
+def _listen(names: TaskNames, item: dict, params: dict, may_call) -> dict:
+    """A `subscriptions/listen` naming only the server's ids of the caller's own tasks here, each of a
+    tool the caller may still call (`names` learns them)."""
+    notifications = params["notifications"]
+    asked = notifications.get("taskIds")
+    if not isinstance(asked, list):
+        return item
+    names.listening = names.rewritten = True
+    for task_id in asked:
+        handle = handle_of(task_id, names.owner, names.target)
+        if handle is not None and not handle.member and (may_call is None or may_call(handle.tool)):
+            names.listened[handle.upstream] = task_id
+    kept = {**notifications, "taskIds": list(names.listened)}
+    return {**item, "params": {**params, "notifications": kept}}

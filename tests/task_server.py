@@ -12,6 +12,9 @@ runtime. Stateless JSON-RPC over HTTP, each request answered as JSON.
   `tasks/update` answers it, then `completed` with "Hello, <name>!" (the specification's own example).
 - `tasks/cancel` makes a task `cancelled`; an unknown task id is -32602 "Failed to retrieve task: Task
   not found".
+- `subscriptions/listen` with `notifications.taskIds` (from a request that declares the extension, else
+  -32021) answers on an event stream: `notifications/subscriptions/acknowledged` naming the ids it
+  knows, then one `notifications/tasks` with each of those tasks as `tasks/get` shows it, then the end.
 
 With `sse`, answers come as one event on a stream, as SDK servers send them.
 
@@ -56,6 +59,7 @@ class TaskServer:
         self.tasks: dict[str, dict] = {}
         self.seen: list[tuple[str, str | None, str | None, str | None]] = []
         self.cancelled: list[str] = []
+        self.listened: list[list[str]] = []  # the task ids each subscriptions/listen asked for
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -69,6 +73,8 @@ class TaskServer:
         )
         if "id" not in message:
             return await self._send(send, 202, None)
+        if method == "subscriptions/listen" and _declares(params):
+            return await self._listened(send, message["id"], params)
         answer = self._answer(method, params)
         body = {"jsonrpc": "2.0", "id": message["id"], **answer}
         return await self._send(send, 200, body)
@@ -88,6 +94,21 @@ class TaskServer:
                 ],
             }
         )
+        await send({"type": "http.response.body", "body": raw})
+
+    async def _listened(self, send, request_id, params: dict) -> None:
+        asked = (params.get("notifications") or {}).get("taskIds") or []
+        self.listened.append(list(asked))
+        known = [task_id for task_id in asked if task_id in self.tasks]
+        acknowledged = {"notifications": {"taskIds": known}}
+        events = [{"method": "notifications/subscriptions/acknowledged", "params": acknowledged}]
+        events += [{"method": "notifications/tasks", "params": self._polled(self.tasks[t])} for t in known]
+        raw = b"".join(
+            b"event: message\ndata: " + json.dumps({"jsonrpc": "2.0", **event}).encode() + b"\n\n"
+            for event in events
+        )
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": raw})
 
     def _answer(self, method: str, params: dict) -> dict:
@@ -111,19 +132,15 @@ class TaskServer:
             }
         if method == "tools/list":
             return _complete({"tools": TOOLS})
-        if method == "tools/call":
-            meta = params.get("_meta") or {}
-            declared = EXTENSION in (
-                (meta.get("io.modelcontextprotocol/clientCapabilities") or {}).get("extensions") or {}
-            )
-            if not declared:
-                return {
-                    "error": {
-                        "code": -32021,
-                        "message": "Missing required client capability",
-                        "data": {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-                    }
+        if method in ("tools/call", "subscriptions/listen") and not _declares(params):
+            return {
+                "error": {
+                    "code": -32021,
+                    "message": "Missing required client capability",
+                    "data": {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
                 }
+            }
+        if method == "tools/call":
             task_id = str(uuid.uuid4())
             status = "input_required" if params.get("name") == "hello_world" else "working"
             task = {"taskId": task_id, "status": status, "createdAt": _now(), "lastUpdatedAt": _now()}
@@ -161,6 +178,13 @@ class TaskServer:
         if task["status"] == "input_required":
             shown["inputRequests"] = {"name": ELICIT_NAME}
         return shown
+
+
+def _declares(params: dict) -> bool:
+    meta = params.get("_meta") or {}
+    return EXTENSION in (
+        (meta.get("io.modelcontextprotocol/clientCapabilities") or {}).get("extensions") or {}
+    )
 
 
 def _complete(result: dict) -> dict:

@@ -228,6 +228,8 @@ TASK_METHOD_AT_AGENT = {"tasks/get": "GetTask", "tasks/cancel": "CancelTask", "t
 async def task_request(virtual, caller: Caller, message) -> dict:
     """The answer to `tasks/get`, `tasks/update` or `tasks/cancel` of a task an agent's tool made."""
     request_id, method = message["id"], message["method"]
+    if not tasks.declares(message):
+        return tasks.missing_capability(request_id)
     key = str(message.member).removeprefix(AGENT_MEMBER)
     agent = next((agent for found, agent in virtual.agents if found == key), None)
     if agent is None or not await database_sync_to_async(_usable)(caller.principal, agent):

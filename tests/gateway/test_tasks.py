@@ -198,3 +198,41 @@ def test_a_virtual_servers_member_task_is_the_callers_there_and_nowhere_else(gat
     gets = [(task_id, name) for method, task_id, name, _ in jobs.seen if method == "tasks/get"]
     assert gets == [(upstream, upstream)] * 3  # the member is told the task in its Mcp-Name too
     assert at_the_member[1]["error"] == of_another[1]["error"] == NOT_FOUND
+
+
+def listened(port: int, token: str, task_ids: list[str]) -> list[dict]:
+    """The messages of a `subscriptions/listen` stream asking for `task_ids`' notifications."""
+    params = {"notifications": {"taskIds": task_ids}, "_meta": META}
+    message = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "subscriptions/listen",
+    }
+    status, _, body = post(port, "/jobs/mcp", message, headers)
+    assert status == 200, body
+    return sse_messages(body)
+
+
+def test_task_notifications_are_heard_of_the_callers_own_tasks_only_by_the_gateways_ids(
+    gateway, jobs, callers
+):
+    mine = created(gateway.port, callers["ada"])
+    (upstream,) = jobs.tasks
+    theirs = created(gateway.port, callers["cy"])  # cy may call long_report only: then not even that
+    heard = listened(gateway.port, callers["ada"], [mine, upstream, "registry-task.forged"])
+    foreign = listened(gateway.port, callers["bo"], [mine, upstream])
+    narrowed = [{"server": "/jobs", "methods": ["*"], "tools": ["hello_world"]}]
+    scope_update(actor=None, scope=Scope.objects.get(name="reports"), server_rules=narrowed)
+    withdrawn = listened(gateway.port, callers["cy"], [theirs])
+
+    assert jobs.listened == [[upstream], [], []]  # no id reaches the server but the caller's own, judged
+    assert heard[0] == {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": {"taskIds": [mine]}},
+    }
+    assert (heard[1]["method"], heard[1]["params"]["taskId"]) == ("notifications/tasks", mine)
+    assert heard[1]["params"]["status"] == "working"
+    assert foreign[0]["params"] == {"notifications": {"taskIds": []}}
+    assert withdrawn[0]["params"] == {"notifications": {"taskIds": []}}

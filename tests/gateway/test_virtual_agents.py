@@ -229,8 +229,15 @@ META = {
 }
 
 
-def send(port: int, token: str, method: str, params: dict) -> dict:
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": META}}
+def send(port: int, token: str, method: str, params: dict, declared: bool = True) -> dict:
+    """The answer to a request of the 2026-07-28 revision that declares the tasks extension (unless not
+    `declared`)."""
+    meta = (
+        META
+        if declared
+        else {"io.modelcontextprotocol/clientInfo": META["io.modelcontextprotocol/clientInfo"]}
+    )
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
     headers = {"Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2026-07-28"}
     status, _, body = post(port, "/mix/mcp", message, headers)
     assert status == 200, body
@@ -249,6 +256,7 @@ def test_an_agents_unfinished_task_is_an_mcp_task_cancelled_by_tasks_cancel(
     task = created["result"]["taskId"]
     working = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
     foreign = send(gateway.port, token_of_another, "tasks/get", {"taskId": task})
+    undeclared = send(gateway.port, token, "tasks/get", {"taskId": task}, declared=False)
     cancelled = send(gateway.port, token, "tasks/cancel", {"taskId": task})
     after = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
 
@@ -256,6 +264,11 @@ def test_an_agents_unfinished_task_is_an_mcp_task_cancelled_by_tasks_cancel(
     assert task.startswith("registry-task.")
     assert (working["taskId"], working["status"]) == (task, "working")
     assert foreign["error"] == {"code": -32602, "message": "Failed to retrieve task: Task not found"}
+    assert undeclared["error"] == {
+        "code": -32021,
+        "message": "Missing required client capability",
+        "data": {"requiredCapabilities": {"extensions": {TASKS: {}}}},
+    }
     assert cancelled["result"]["resultType"] == "complete"
     assert after["status"] == "cancelled"
 
