@@ -8,8 +8,8 @@ owner, each message by the one rule at the virtual path, with the names clients 
   gateway keeps for the caller; `ping`, `logging/setLevel` and notifications are answered here;
 - the lists are gathered from every member (gateway/virtual/lists.py);
 - `tools/call`, `prompts/get`, `resources/read` / `subscribe` / `unsubscribe` and `completion/complete`
-  reach the member under its own names (a fixed argument sent by the client is refused, the fixed ones
-  added), checked by the one rule again at the member's own path, and its answer streams back
+  reach the member under its own names (gateway/virtual/routes.py: a fixed argument sent by the client
+  is refused, the fixed ones added), checked by the one rule again at the member's own path, and its answer streams back
   (gateway/forwarding.py), renamed where it must be (gateway/virtual/asks.py), under the virtual session's
   id; a client's answer to a member's request goes back to that member;
 - GET merges the members' own streams (gateway/virtual/streams.py);
@@ -28,7 +28,7 @@ from gateway import asking, exchange, forwarding, jsonrpc, messages, quotas, ses
 from gateway.deferred import STATELESS_RESULT
 from gateway.routing import Refusal, Route
 from gateway.sign_in import SignInRefused
-from gateway.virtual import agent_tools
+from gateway.virtual import agent_tools, routes
 from gateway.virtual import asks as virtual_asks
 from gateway.virtual import judged as virtual_judged
 from gateway.virtual import lists as virtual_lists
@@ -40,10 +40,7 @@ from gateway.virtual import streams as virtual_streams
 from gateway.virtual.members import Caller, MemberFailed
 from servers.upstream_auth import CredentialMissing, CredentialUnavailable
 from virtual_servers.mapping import (
-    carried,
     carries_resources,
-    fixed_of,
-    resource_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -96,8 +93,8 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         and "id" in single
         and record is not None
         and not virtual_skills.concerns(virtual, single)
-        and not _agent_tool(virtual, single)
-        and not _agent_task(single)
+        and not routes.agent_tool(virtual, single)
+        and not routes.agent_task(single)
     ):
         return await _stream(scope, receive, send, route, caller, checked, single)
     if (
@@ -106,7 +103,7 @@ async def answer(scope, receive, send, route: Route, checked, method: str, sessi
         and "id" in single
         and agent_tools.progress_token(single) is not None
     ):
-        if owner := _agent_tool(virtual, single):  # an agent's tool, its progress streamed
+        if owner := routes.agent_tool(virtual, single):  # an agent's tool, its progress streamed
             return await agent_tools.streamed(send, virtual, caller, single, owner)
     replies, opened = [], None
     for message in forward:
@@ -180,12 +177,12 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None
         if method == "tools/list":
             listed += await agent_tools.listed(virtual, caller)
         return _result(request_id, {virtual_lists.LISTS[method]: listed}), None
-    if owner := _agent_tool(virtual, message):
+    if owner := routes.agent_tool(virtual, message):
         return await agent_tools.called(virtual, caller, message, owner), None
-    if _agent_task(message):
+    if routes.agent_task(message):
         return await agent_tools.task_request(virtual, caller, message), None
     if method in ROUTED:
-        found = await _member_message(virtual, caller, message)
+        found = await routes.member_message(virtual, caller, message)
         if "error" in found:
             return found, None
         member, routed = found["member"], found["message"]
@@ -193,7 +190,7 @@ async def _reply(virtual, caller: Caller, message: dict, traced=None, names=None
             tracing.refused(traced, refused[0]["error"]["message"], str(refused[0]["error"]["code"]))
             return refused[0], None  # in a batch or beside others: the error alone
         routed = tracing.upstream(traced, routed, member.server.proxy_pass_url, name=tracing.name_of(routed))
-        named = _task_names(caller, member, message, names)
+        named = routes.task_names(caller, member, message, names)
         try:
             answer = await virtual_members.ask(caller, member, routed)
             return (named(answer) if named else answer), None
@@ -273,129 +270,10 @@ async def _stateless(caller: Caller, forward: list) -> Caller:
     return Caller(caller.principal, caller.epochs, caller.virtual_path, session_id, record, stateless=True)
 
 
-async def _member_message(virtual, caller: Caller, message: dict) -> dict:
-    """{"member", "message"}: the member a routed request reaches and the request in its own names; or
-    the JSON-RPC error that answers it."""
-    method, request_id = message["method"], message["id"]
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
-    members = list(virtual.members)
-    if method in jsonrpc.TASK_METHODS:  # resolved to the caller's task (gateway/tasks.py): its member's
-        member = next((m for m in members if m.key == getattr(message, "member", None)), None)
-        if member is None:
-            return jsonrpc.error_message(request_id, tasks.INVALID_PARAMS, tasks.NOT_FOUND)
-        own = virtual.tools_by_name.get(message.tool, (member, message.tool))[1]
-        routed = tasks.ResolvedTask(message)
-        routed.tool, routed.member = own, member.key  # judged at the member by the tool's own name
-        return {"member": member, "message": routed}
-    if method == "tools/call":
-        found = _tool_behind(virtual, caller, params.get("name", ""))
-        if found is None:  # neither tool discovery nor this session's lists named it yet: list now
-            await virtual_lists.merged(virtual, caller, "tools/list")
-            found = _tool_behind(virtual, caller, params.get("name", ""))
-        if found is None:
-            unknown = f"Unknown tool: {str(params.get('name'))[:200]}"
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
-        member, own = found
-        fixed = fixed_of(member, own)
-        arguments = params.get("arguments", {})
-        if not isinstance(arguments, dict):
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, "arguments must be an object.")
-        if sent := sorted(set(arguments) & set(fixed)):
-            return jsonrpc.error_message(
-                request_id,
-                INVALID_PARAMS,
-                f"{', '.join(sent)} is fixed by {virtual.path} and cannot be sent.",
-            )
-        routed = {**params, "name": own, "arguments": {**arguments, **fixed}}
-    elif method == "prompts/get":
-        if not isinstance(params.get("name"), str):
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, "prompts/get needs params.name.")
-        member = await _prompt_behind(virtual, caller, params.get("name"))
-        if member is None:
-            if withheld := _prompt_withheld(virtual, caller.principal, params["name"]):
-                return jsonrpc.error_message(request_id, jsonrpc.FORBIDDEN, withheld)
-            unknown = f"Unknown prompt: {str(params.get('name'))[:200]}"
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
-        routed = params
-    elif method == "completion/complete":
-        ref = params.get("ref") if isinstance(params.get("ref"), dict) else {}
-        if ref.get("type") == "ref/prompt":
-            member = await _prompt_behind(virtual, caller, ref.get("name"))
-            routed = params
-        else:
-            found = resource_of(ref["uri"], members) if isinstance(ref.get("uri"), str) else None
-            member, own = found or (None, None)
-            routed = {**params, "ref": {**ref, "uri": own}}
-        if member is None:
-            unknown = f"Nothing to complete for {json.dumps(ref)[:200]}"
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
-    else:
-        found = resource_of(params.get("uri", ""), members) if isinstance(params.get("uri"), str) else None
-        if found is None:
-            unknown = f"Unknown resource: {str(params.get('uri'))[:200]}"
-            return jsonrpc.error_message(request_id, INVALID_PARAMS, unknown)
-        member, own = found
-        routed = {**params, "uri": own}
-    return {"member": member, "message": {**message, "params": routed}}
-
-
-async def _prompt_behind(virtual, caller: Caller, name):
-    """The member whose list shows a prompt of this name to the caller."""
-    if not isinstance(name, str):
-        return None
-    if name not in caller.record.get("prompts", {}):
-        await virtual_lists.merged(virtual, caller, "prompts/list")
-    key = caller.record.get("prompts", {}).get(name, [None])[0]
-    return next((member for member in virtual.members if member.key == key), None)
-
-
-def _prompt_withheld(virtual, principal, name: str) -> str | None:
-    """Why a prompt no list showed is refused, when a member would carry it but its server's operators
-    have not approved it (core/tool_trust.py)."""
-    for member in virtual.members:
-        if carried(member.prompts, name) and (withheld := principal.prompt_refusal(member.server.path, name)):
-            return withheld
-    return None
-
-
-def _agent_tool(virtual, message: dict):
-    """The agent tool a `tools/call` names (gateway/virtual/agent_tools.py), or None."""
-    if message.get("method") != "tools/call" or not virtual.agents:
-        return None
-    return agent_tools.owner_of(virtual, (message.get("params") or {}).get("name"))
-
-
-def _agent_task(message: dict) -> bool:
-    """Whether a task request is of a task an agent's tool made (gateway/virtual/agent_tools.py)."""
-    return message.get("method") in jsonrpc.TASK_METHODS and str(getattr(message, "member", "")).startswith(
-        agent_tools.AGENT_MEMBER
-    )
-
-
-def _task_names(caller: Caller, member, message: dict, names):
-    """The task names of a request routed to `member`: the request's resolved ones, with the call noted
-    when it may create a task there (gateway/tasks.py); None when it has none."""
-    named = tasks.noted(
-        names or tasks.TaskNames(sessions.owner(caller.principal), caller.virtual_path), message, member.key
-    )
-    return named or None
-
-
-def _tool_behind(virtual, caller: Caller, name: str):
-    """(member, the tool's own name) behind a name clients see: the one this session's last list showed
-    it for, else by the definition and the tools the registry knows each member offers."""
-    listed = caller.record.get("tools", {}).get(name)
-    if listed is not None:
-        member = next((m for m in virtual.members if m.key == listed[0]), None)
-        if member is not None:
-            return member, listed[1]
-    return virtual.tools_by_name.get(name)
-
-
 async def _stream(scope, receive, send, route: Route, caller: Caller, checked, message: dict) -> None:
     """A routed request carried to its member and the answer streamed back under the virtual session."""
     virtual, principal = route.virtual, route.principal
-    found = await _member_message(virtual, caller, message)
+    found = await routes.member_message(virtual, caller, message)
     if "error" in found:
         return await forwarding.json_answer(send, 200, found)
     member, routed = found["member"], found["message"]
@@ -409,7 +287,7 @@ async def _stream(scope, receive, send, route: Route, caller: Caller, checked, m
     member_checked.trace = tracing.alone(checked, message)
     member_route = Route(server=member.server, principal=principal)
     rename = virtual_asks.Outgoing(member, virtual.members, stateless=caller.stateless)
-    if named := _task_names(caller, member, message, checked.tasks):
+    if named := routes.task_names(caller, member, message, checked.tasks):
         rename = tasks.Both(rename, named)
     body = json.dumps(routed, separators=(",", ":")).encode()
 
