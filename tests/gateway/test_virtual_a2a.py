@@ -142,15 +142,16 @@ def test_a_tool_the_caller_may_not_call_is_refused_in_a2as_error_shape(
     assert recorded[1].seen == []  # nothing reached the server
 
 
+def v03_message(request_id: int, method: str, skill: str, arguments: dict) -> dict:
+    """A v0.3 JSON-RPC request sending a message whose data part names `skill`."""
+    part = {"kind": "data", "data": {"skill": skill, "arguments": arguments}}
+    message = {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"message": message}}
+
+
 def test_a_v0_3_client_sends_message_send_with_a_data_part(gateway, desk, member, scope_factory, token_for):
     token = caller(member, scope_factory, token_for, "lu", ["*"])
-    part = {"kind": "data", "data": {"skill": "add", "arguments": {"a": 4, "b": 5}}}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "message/send",
-        "params": {"message": {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}},
-    }
+    body = v03_message(3, "message/send", "add", {"a": 4, "b": 5})
 
     answer = httpx.post(
         gateway.url("/desk/a2a"), json=body, headers={"Authorization": f"Bearer {token}"}
@@ -353,13 +354,7 @@ def test_a_v0_3_stream_ends_with_the_artifact_and_a_final_status_update(
 ):
     settings.VIRTUAL_A2A_ANSWER_SECONDS = 0.2
     (token,) = slow_caller(member, scope_factory, token_for, "rae")
-    part = {"kind": "data", "data": {"skill": "slow_report", "arguments": {"seconds": 0.6}}}
-    body = {
-        "jsonrpc": "2.0",
-        "id": 5,
-        "method": "message/stream",
-        "params": {"message": {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}},
-    }
+    body = v03_message(5, "message/stream", "slow_report", {"seconds": 0.6})
 
     answer = httpx.post(
         gateway.url("/desk/a2a"), json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30

@@ -115,46 +115,50 @@ def test_a_task_still_working_is_waited_for_within_the_bound(
     assert answered.content[0].text.startswith("Helper is still working on it (task ")
 
 
-def test_a_call_that_asks_for_progress_hears_of_each_poll_of_a_working_task(
-    gateway, mix, member, scope_factory, token_for, settings
-):
-    settings.AGENT_TOOL_WAIT_SECONDS = 1.2
-    token = caller(member, scope_factory, token_for, "hal", agent=True)
+def called_with_progress(gateway, token: str, tool: str, text: str):
+    """(the result of a call of an agent's tool asking for progress, the (progress, message) heard)."""
     heard = []
 
     async def work(client):
         async def progress(progress, total, message):
             heard.append((progress, message))
 
-        return await client.call_tool("helper__echo", {"message": "wait"}, progress_callback=progress)
+        return await client.call_tool(tool, {"message": text}, progress_callback=progress)
 
-    answered = run(gateway.url("/mix/mcp"), token, work)
+    return run(gateway.url("/mix/mcp"), token, work), heard
+
+
+def test_a_call_that_asks_for_progress_hears_of_each_poll_of_a_working_task(
+    gateway, mix, member, scope_factory, token_for, settings
+):
+    settings.AGENT_TOOL_WAIT_SECONDS = 1.2
+    token = caller(member, scope_factory, token_for, "hal", agent=True)
+
+    answered, heard = called_with_progress(gateway, token, "helper__echo", "wait")
 
     assert answered.is_error is True
     assert len(heard) >= 2
     assert heard[:2] == [(1.0, "Helper: working"), (2.0, "Helper: working")]
 
 
-@pytest.mark.parametrize("version", ["1.0", "0.3"])
-def test_a_call_that_asks_for_progress_hears_each_status_update_of_an_agent_that_streams(
-    gateway, helper, member, scope_factory, token_for, version
-):
+def streamer(helper, member, scope_factory, token_for, version: str, name: str) -> str:
+    """A token of `name` for /mix, whose one agent (key `s`) speaks A2A `version` and streams."""
     helper_agent(helper, "/streamer", "Streamer", version, streaming=True)
     virtual_server_create(
         actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/streamer", "key": "s"}]}
     )
     rules = [{"server": "/mix", "methods": ["*"], "tools": ["*"]}, {"server": "/streamer", "methods": ["*"]}]
     scope_factory("streams", group="streams", server_rules=rules)
-    token = token_for(member("sid", "streams"))
-    heard = []
+    return token_for(member(name, "streams"))
 
-    async def work(client):
-        async def progress(progress, total, message):
-            heard.append((progress, message))
 
-        return await client.call_tool("s__echo", {"message": "steps"}, progress_callback=progress)
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+def test_a_call_that_asks_for_progress_hears_each_status_update_of_an_agent_that_streams(
+    gateway, helper, member, scope_factory, token_for, version
+):
+    token = streamer(helper, member, scope_factory, token_for, version, "sid")
 
-    answered = run(gateway.url("/mix/mcp"), token, work)
+    answered, heard = called_with_progress(gateway, token, "s__echo", "steps")
 
     assert answered.is_error is False
     assert [item.text for item in answered.content] == ["three steps done"]
@@ -170,27 +174,14 @@ def test_an_agents_stream_then_its_polls_end_at_the_bound_with_the_task_still_wo
     gateway, helper, member, scope_factory, token_for, settings
 ):
     settings.AGENT_TOOL_WAIT_SECONDS = 1
-    helper_agent(helper, "/streamer", "Streamer", "1.0", streaming=True)
-    virtual_server_create(
-        actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/streamer", "key": "s"}]}
-    )
-    rules = [{"server": "/mix", "methods": ["*"], "tools": ["*"]}, {"server": "/streamer", "methods": ["*"]}]
-    scope_factory("streams", group="streams", server_rules=rules)
-    token = token_for(member("sam", "streams"))
-    heard = []
+    token = streamer(helper, member, scope_factory, token_for, "1.0", "sam")
 
-    async def work(client):
-        async def progress(progress, total, message):
-            heard.append(message)
-
-        return await client.call_tool("s__echo", {"message": "wait"}, progress_callback=progress)
-
-    answered = run(gateway.url("/mix/mcp"), token, work)
+    answered, heard = called_with_progress(gateway, token, "s__echo", "wait")
 
     assert answered.is_error is True
     assert answered.content[0].text.startswith("Streamer is still working on it (task ")
-    assert heard[0] == "Streamer: working"  # the stream's update; then GetTask's, once the stream ended
-    assert set(heard) == {"Streamer: working"}
+    assert heard[0] == (1.0, "Streamer: working")  # the stream's update; then GetTask's, once it ended
+    assert {message for _, message in heard} == {"Streamer: working"}
 
 
 def test_a_caller_who_may_not_message_the_agent_neither_sees_nor_calls_its_tools(
