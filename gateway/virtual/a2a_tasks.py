@@ -254,6 +254,8 @@ async def _followed(receive, send, call: calls.Call, path: str, task: dict) -> N
     for waiting in (ending, watch):
         waiting.cancel()
     await asyncio.gather(ending, watch, return_exceptions=True)
+    if watch.done() and not watch.cancelled():
+        return  # the client has gone: nothing more goes to it
     final = ending.result() if ending.done() and not ending.cancelled() else None
     await _stream_end(send, _last(call, final) if final else [], call)
 
