@@ -9,9 +9,9 @@ owner, each message by the one rule at the virtual path, with the names clients 
 - the lists are gathered from every member (gateway/virtual/lists.py);
 - `tools/call`, `prompts/get`, `resources/read` / `subscribe` / `unsubscribe` and `completion/complete`
   reach the member under its own names (gateway/virtual/routes.py: a fixed argument sent by the client
-  is refused, the fixed ones added), checked by the one rule again at the member's own path, and its answer streams back
-  (gateway/forwarding.py), renamed where it must be (gateway/virtual/asks.py), under the virtual session's
-  id; a client's answer to a member's request goes back to that member;
+  is refused, the fixed ones added), checked by the one rule again at the member's own path, and its
+  answer streams back (gateway/forwarding.py), renamed where it must be (gateway/virtual/asks.py), under
+  the virtual session's id; a client's answer to a member's request goes back to that member;
 - GET merges the members' own streams (gateway/virtual/streams.py);
 - DELETE ends the members' sessions and the virtual one."""
 
