@@ -92,7 +92,8 @@ def card(url: str) -> AgentCard:
 
 def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> UvicornThread:
     """The echo agent; with `requires` (a header's name and its value, or the values it accepts), only
-    requests carrying it are served (the running thread's `guard.seen` lists what each request carried)."""
+    requests carrying it are served (the running thread's `guard.seen` lists what each request carried).
+    Its `paths` lists the method and path of every request."""
     sock = loopback_socket()
     agent_card = card(f"http://127.0.0.1:{sock.getsockname()[1]}/")
     handler = DefaultRequestHandler(
@@ -105,9 +106,22 @@ def echo_agent(requires: tuple[str, str | tuple[str, ...]] | None = None) -> Uvi
     ]
     app = Starlette(routes=routes)
     guard = RequiresHeader(app, *requires) if requires else None
-    running = UvicornThread(guard or app, sock).start()
-    running.guard = guard
+    noted = _Paths(guard or app)
+    running = UvicornThread(noted, sock).start()
+    running.guard, running.paths = guard, noted.paths
     return running
+
+
+class _Paths:
+    """Notes the method and path of every HTTP request (the running agent's `paths`)."""
+
+    def __init__(self, app):
+        self.app, self.paths = app, []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            self.paths.append((scope["method"], scope["path"]))
+        await self.app(scope, receive, send)
 
 
 def said(text: str) -> SendMessageRequest:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass
+from urllib.parse import quote
 
 from django.conf import settings
 
@@ -42,9 +44,9 @@ def streams_answers(agent) -> bool:
 async def asked(caller: Caller, agent, request: dict) -> dict:
     """The A2A result of one JSON-RPC request to the agent (its `result`, in v1.0's shape)."""
 
-    async def read(response, legacy: bool) -> dict:
+    async def read(response, wire: Wire) -> dict:
         raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
-        return _result_of(agent, raw, request["method"], legacy)
+        return _result_of(agent, raw, request["method"], wire)
 
     return await _carried(caller, agent, request, read)
 
@@ -56,10 +58,10 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
     streaming = {**request, "method": "SendStreamingMessage"}
     kept: dict = {}
 
-    async def read(response, legacy: bool) -> dict:
+    async def read(response, wire: Wire) -> dict:
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
-            return _result_of(agent, raw, "SendMessage", legacy)
+            return _result_of(agent, raw, "SendMessage", wire)
         reader = streams.EventStream(
             None, agent.path, filtering=False, limit=settings.GATEWAY_MAX_REWRITE_BYTES, inspect=True
         )
@@ -72,7 +74,7 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
                             f"The agent at {agent.path} sent an event larger than the gateway reads."
                         )
                     for data in reader.drained():
-                        if await _folded(agent, data, legacy, kept, heard):
+                        if await _folded(agent, data, wire, kept, heard):
                             return kept
         except TimeoutError:
             if kept:
@@ -80,7 +82,7 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
             raise AgentFailed(f"The agent at {agent.path} did not answer in time.") from None
         reader.close()
         for data in reader.drained():
-            await _folded(agent, data, legacy, kept, heard)
+            await _folded(agent, data, wire, kept, heard)
         if not kept:
             raise AgentFailed(f"The agent at {agent.path} ended its stream without an answer.")
         return kept
@@ -88,10 +90,10 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
     return await _carried(caller, agent, streaming, read, accept="text/event-stream")
 
 
-async def _folded(agent, data: bytes, legacy: bool, kept: dict, heard) -> bool:
+async def _folded(agent, data: bytes, wire: Wire, kept: dict, heard) -> bool:
     """One event of the agent's stream folded into `kept` ({"task"} or {"message"}); whether the answer
     is over (a message, or a task that ended or asks for input)."""
-    event = _result_of(agent, data, "SendStreamingMessage", legacy)
+    event = _result_of(agent, data, "SendStreamingMessage", wire)
     if "message" in event:
         kept.clear()
         kept["message"] = event["message"]
@@ -123,24 +125,61 @@ async def _folded(agent, data: bytes, legacy: bool, kept: dict, heard) -> bool:
     return state(task) in TERMINAL | ASKING
 
 
+@dataclass(frozen=True)
+class Wire:
+    """How the bridge speaks to an agent: HTTP+JSON (`rest`) or JSON-RPC, of v0.3 (`legacy`) or v1.0."""
+
+    rest: bool
+    legacy: bool
+
+
+REST_ROUTES = {  # HTTP+JSON of v1.0: (HTTP method, path under the interface's URL)
+    "SendMessage": ("POST", "/message:send"),
+    "SendStreamingMessage": ("POST", "/message:stream"),
+    "GetTask": ("GET", "/tasks/{}"),
+    "CancelTask": ("POST", "/tasks/{}:cancel"),
+}
+
+
+def wire_of(agent) -> Wire:
+    """JSON-RPC when the card names a JSON-RPC interface (v0.3 when it names no v1.0 one), else HTTP+JSON."""
+    bindings = {interface.get("protocolBinding") for interface in a2a_interfaces(agent)}
+    if "JSONRPC" not in bindings and "HTTP+JSON" in bindings:
+        return Wire(rest=True, legacy=_only_v03(agent, "HTTP+JSON"))
+    return Wire(rest=False, legacy=_only_v03(agent, "JSONRPC"))
+
+
 async def _carried(caller: Caller, agent, request: dict, read, accept: str = "application/json") -> dict:
-    """What `read(response, legacy)` makes of the agent's answer to `request`, through the exchange."""
-    legacy = _speaks_only_v03(agent)
-    sent = _as_v03(request) if legacy else request
-    url = calls.from_jsonrpc(sent).upstream_url(agent)
-    body = json.dumps(sent).encode()
+    """What `read(response, wire)` makes of the agent's answer to `request`, through the exchange."""
+    wire = wire_of(agent)
+    if wire.rest and wire.legacy:
+        raise AgentFailed(
+            f"The agent at {agent.path} offers only HTTP+JSON of A2A 0.3; its tools need JSON-RPC or "
+            "HTTP+JSON of 1.0."
+        )
+    if wire.rest:
+        verb, path = REST_ROUTES[request["method"]]
+        params = request["params"]
+        path = path.format(quote(str(params.get("id", "")), safe=""))
+        url = calls.Call(request["method"], params, rest=True, legacy=False, path=path).upstream_url(agent)
+        body = json.dumps(params).encode() if verb == "POST" else None
+    else:
+        sent = _as_v03(request) if wire.legacy else request
+        verb, url, body = "POST", calls.from_jsonrpc(sent).upstream_url(agent), json.dumps(sent).encode()
 
     async def attempt(credential: dict[str, str], _send) -> dict:
-        headers = {**credential, "content-type": "application/json", "accept": accept}
-        if not legacy:
+        headers = {**credential, "accept": accept}
+        if body is not None:
+            headers["content-type"] = "application/json"
+        if not wire.legacy:
             headers["a2a-version"] = "1.0"
         try:
-            async with upstream.session().post(
-                url, data=body, headers=headers, timeout=upstream.timeout()
+            async with upstream.session().request(
+                verb, url, data=body, headers=headers, timeout=upstream.timeout(), allow_redirects=False
             ) as response:
                 if refused := sign_in_refused(agent, response):
                     raise refused
-                return await read(response, legacy)
+                return await read(response, wire)
         except upstream.ERRORS as error:
             raise AgentFailed(
                 f"The agent at {agent.path} could not be reached ({type(error).__name__})."
@@ -155,8 +194,9 @@ async def _carried(caller: Caller, agent, request: dict, read, accept: str = "ap
         raise AgentFailed(str(unavailable)) from None
 
 
-def _result_of(agent, raw: bytes | None, method: str, legacy: bool) -> dict:
-    """The `result` of one JSON-RPC answer (or stream event) of the agent, in v1.0's shape."""
+def _result_of(agent, raw: bytes | None, method: str, wire: Wire) -> dict:
+    """The result of one answer (or stream event) of the agent, in v1.0's shape: a JSON-RPC answer's
+    `result`, or HTTP+JSON's body itself."""
     try:
         answer = json.loads(raw or b"")
     except ValueError:
@@ -164,10 +204,10 @@ def _result_of(agent, raw: bytes | None, method: str, legacy: bool) -> dict:
     if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
         said = str(answer["error"].get("message", ""))[:300]
         raise AgentFailed(f"The agent at {agent.path} refused: {said}")
-    result = answer.get("result") if isinstance(answer, dict) else None
+    result = answer if wire.rest else (answer.get("result") if isinstance(answer, dict) else None)
     if not isinstance(result, dict):
         raise AgentFailed(f"The agent at {agent.path} answered without a result.")
-    return _from_v03(result, method) if legacy else result
+    return _from_v03(result, method) if wire.legacy else result
 
 
 V03_METHODS = {
@@ -179,12 +219,12 @@ V03_METHODS = {
 SENDS = ("SendMessage", "SendStreamingMessage")
 
 
-def _speaks_only_v03(agent) -> bool:
-    """Whether the agent's card names no v1.0 JSON-RPC interface, only v0.3 ones."""
+def _only_v03(agent, binding: str) -> bool:
+    """Whether the card names no v1.0 interface of `binding`, only v0.3 ones."""
     versions = {
-        str(interface.get("protocol_version") or interface.get("protocolVersion") or "")
+        str(interface.get("protocolVersion") or "")
         for interface in a2a_interfaces(agent)
-        if (interface.get("protocol_binding") or interface.get("protocolBinding")) == "JSONRPC"
+        if interface.get("protocolBinding") == binding
     }
     versions.discard("")
     versions = versions or {str(agent.protocol_version or "")}

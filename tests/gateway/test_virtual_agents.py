@@ -28,14 +28,14 @@ def helper():
     running.stop()
 
 
-def helper_agent(helper, path: str, name: str, version: str, streaming: bool = False):
+def helper_agent(helper, path: str, name: str, version: str, streaming: bool = False, rest: bool = False):
     """The echo agent registered at `path`, its card saying it speaks A2A `version` (and streams, when
-    `streaming`)."""
+    `streaming`), over JSON-RPC, or HTTP+JSON alone when `rest`."""
     return AgentFactory(
         path=path,
         name=name,
-        url=helper.url("/"),
-        preferred_transport="JSONRPC",
+        url=helper.url("/rest" if rest else "/"),
+        preferred_transport="HTTP+JSON" if rest else "JSONRPC",
         protocol_version=version,
         skills=[SKILL],
         capabilities={"streaming": True} if streaming else {},
@@ -141,9 +141,10 @@ def test_a_call_that_asks_for_progress_hears_of_each_poll_of_a_working_task(
     assert heard[:2] == [(1.0, "Helper: working"), (2.0, "Helper: working")]
 
 
-def streamer(helper, member, scope_factory, token_for, version: str, name: str) -> str:
-    """A token of `name` for /mix, whose one agent (key `s`) speaks A2A `version` and streams."""
-    helper_agent(helper, "/streamer", "Streamer", version, streaming=True)
+def streamer(helper, member, scope_factory, token_for, version: str, name: str, rest: bool = False) -> str:
+    """A token of `name` for /mix, whose one agent (key `s`) speaks A2A `version` and streams (over
+    HTTP+JSON alone, when `rest`)."""
+    helper_agent(helper, "/streamer", "Streamer", version, streaming=True, rest=rest)
     virtual_server_create(
         actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/streamer", "key": "s"}]}
     )
@@ -152,11 +153,13 @@ def streamer(helper, member, scope_factory, token_for, version: str, name: str) 
     return token_for(member(name, "streams"))
 
 
-@pytest.mark.parametrize("version", ["1.0", "0.3"])
+@pytest.mark.parametrize(
+    "version, rest", [("1.0", False), ("0.3", False), ("1.0", True)], ids=["1.0", "0.3", "http+json"]
+)
 def test_a_call_that_asks_for_progress_hears_each_status_update_of_an_agent_that_streams(
-    gateway, helper, member, scope_factory, token_for, version
+    gateway, helper, member, scope_factory, token_for, version, rest
 ):
-    token = streamer(helper, member, scope_factory, token_for, version, "sid")
+    token = streamer(helper, member, scope_factory, token_for, version, "sid", rest)
 
     answered, heard = called_with_progress(gateway, token, "s__echo", "steps")
 
@@ -320,3 +323,35 @@ def test_an_agent_that_speaks_only_v0_3_is_called_and_asked_the_same_way(
     assert echoed["result"]["content"] == [{"type": "text", "text": "echo: hello"}]
     assert (created["result"]["status"], asked["status"]) == ("input_required", "input_required")
     assert done["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
+
+
+def test_an_agent_that_speaks_only_http_json_is_called_and_its_task_got_and_cancelled(
+    gateway, helper, member, scope_factory, token_for
+):
+    helper_agent(helper, "/rester", "Rester", "1.0", rest=True)
+    virtual_server_create(
+        actor=None, path="/mix", definition={"name": "Mix", "agents": [{"agent": "/rester", "key": "r"}]}
+    )
+    rules = [{"server": "/mix", "methods": ["*"], "tools": ["*"]}, {"server": "/rester", "methods": ["*"]}]
+    scope_factory("rest", group="rest", server_rules=rules)
+    token = token_for(member("ria", "rest"))
+    before = len(helper.paths)
+
+    echoed = send(gateway.port, token, "tools/call", {"name": "r__echo", "arguments": {"message": "hello"}})
+    created = send(gateway.port, token, "tools/call", {"name": "r__echo", "arguments": {"message": "wait"}})
+    task = created["result"]["taskId"]
+    working = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+    send(gateway.port, token, "tasks/cancel", {"taskId": task})
+    after = send(gateway.port, token, "tasks/get", {"taskId": task})["result"]
+
+    assert echoed["result"]["content"] == [{"type": "text", "text": "echo: hello"}]
+    assert (created["result"]["status"], working["status"], after["status"]) == (
+        "working",
+        "working",
+        "cancelled",
+    )
+    sent = helper.paths[before:]
+    assert sent[:2] == [("POST", "/rest/message:send")] * 2
+    assert sent[2][0] == "GET" and sent[2][1].startswith("/rest/tasks/")
+    assert sent[3][0] == "POST" and sent[3][1].endswith(":cancel")
+    assert sent[4][0] == "GET"
