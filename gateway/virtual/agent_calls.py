@@ -42,7 +42,8 @@ def streams_answers(agent) -> bool:
 
 
 async def asked(caller: Caller, agent, request: dict) -> dict:
-    """The A2A result of one JSON-RPC request to the agent (its `result`, in v1.0's shape)."""
+    """The A2A result of one request to the agent (a JSON-RPC request's `result`, or its HTTP+JSON twin's
+    answer), in v1.0's shape."""
 
     async def read(response, wire: Wire) -> dict:
         raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
