@@ -293,6 +293,4 @@ def test_a_task_request_is_refused_as_carried_only_by_the_gateway_itself(client,
 
     assert response.status_code == 501
     assert response.json()["error_code"] == "not_implemented"
-    assert response.json()["detail"].startswith(
-        "Task requests (tasks/get, tasks/update, tasks/cancel)"
-    )
+    assert response.json()["detail"].startswith("Task requests (tasks/get, tasks/update, tasks/cancel)")
