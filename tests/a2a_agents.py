@@ -4,7 +4,8 @@ answered by a task that echoes the text as an artifact and completes; a message 
 working until it is cancelled; one that says "ask" asks for the caller's name (input required), and the
 next message to that task, the name, completes it with a greeting; one that says "context" is answered
 with the id of the conversation it is in; one that says "steps" works in three steps, each a status
-update of its own ("step 1 of 3", ...), before it completes."""
+update of its own ("step 1 of 3", ...), before it completes; one that says "flood" streams 200 kB of
+text as two hundred appends to one artifact."""
 
 import asyncio
 
@@ -59,6 +60,12 @@ class EchoExecutor(AgentExecutor):
                 said = updater.new_agent_message([Part(text=f"step {step} of 3")])
                 await updater.update_status(TaskState.TASK_STATE_WORKING, message=said)
             await updater.add_artifact([Part(text="three steps done")], name="steps")
+            await updater.complete()
+            return
+        if text == "flood":  # one artifact, appended to two hundred times: 200 kB in all
+            await updater.add_artifact([Part(text="x" * 1000)], name="flood", artifact_id="flood")
+            for _ in range(199):
+                await updater.add_artifact([Part(text="x" * 1000)], artifact_id="flood", append=True)
             await updater.complete()
             return
         if text == "context":  # which conversation this message is in

@@ -63,9 +63,9 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
             raw = await upstream.read_bounded(response, settings.GATEWAY_MAX_REWRITE_BYTES)
             return _result_of(agent, raw, "SendMessage", wire)
-        reader = streams.EventStream(
-            None, agent.path, filtering=False, limit=settings.GATEWAY_MAX_REWRITE_BYTES, inspect=True
-        )
+        limit = settings.GATEWAY_MAX_REWRITE_BYTES
+        reader = streams.EventStream(None, agent.path, filtering=False, limit=limit, inspect=True)
+        held = 0  # the bytes of the events that carried artifacts: what the task keeps, bounded as one answer
         try:
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 async for chunk in response.content.iter_any():
@@ -75,6 +75,12 @@ async def followed(caller: Caller, agent, request: dict, heard, deadline: float)
                             f"The agent at {agent.path} sent an event larger than the gateway reads."
                         )
                     for data in reader.drained():
+                        held += len(data) if b'"artifact' in data else 0
+                        if held > limit:
+                            raise AgentFailed(
+                                f"The agent at {agent.path} sent more artifacts than the gateway reads "
+                                f"({limit} bytes)."
+                            )
                         if await _folded(agent, data, wire, kept, heard):
                             return kept
         except TimeoutError:

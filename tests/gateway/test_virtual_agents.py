@@ -187,6 +187,28 @@ def test_an_agents_stream_then_its_polls_end_at_the_bound_with_the_task_still_wo
     assert {message for _, message in heard} == {"Streamer: working"}
 
 
+def test_an_agents_stream_keeps_no_more_artifacts_than_the_gateway_reads(
+    gateway, helper, member, scope_factory, token_for, settings
+):
+    settings.GATEWAY_MAX_REWRITE_BYTES = 50_000
+    token = streamer(helper, member, scope_factory, token_for, "1.0", "flo")
+
+    async def work(client):
+        async def progress(progress, total, message):
+            pass
+
+        try:
+            await client.call_tool("s__echo", {"message": "flood"}, progress_callback=progress)
+        except MCPError as refused:
+            return refused.error.code, refused.error.message
+        raise AssertionError("the call was not refused")
+
+    assert run(gateway.url("/mix/mcp"), token, work) == (
+        -32603,
+        "The agent at /streamer sent more artifacts than the gateway reads (50000 bytes).",
+    )
+
+
 def test_a_caller_who_may_not_message_the_agent_neither_sees_nor_calls_its_tools(
     gateway, mix, member, scope_factory, token_for
 ):
