@@ -213,9 +213,9 @@ def _listen(names: TaskNames, item: dict, params: dict, may_call) -> dict:
     """A `subscriptions/listen` naming only the server's ids of the caller's own tasks here, each of a
     tool the caller may still call (`names` learns them)."""
     notifications = params["notifications"]
-    asked = notifications.get("taskIds")
-    if not isinstance(asked, list):
+    if "taskIds" not in notifications:
         return item
+    asked = notifications["taskIds"] if isinstance(notifications["taskIds"], list) else []
     names.listening = names.rewritten = True
     for task_id in asked:
         handle = handle_of(task_id, names.owner, names.target)

@@ -200,7 +200,7 @@ def test_a_virtual_servers_member_task_is_the_callers_there_and_nowhere_else(gat
     assert at_the_member[1]["error"] == of_another[1]["error"] == NOT_FOUND
 
 
-def listened(port: int, token: str, task_ids: list[str]) -> list[dict]:
+def listened(port: int, token: str, task_ids) -> list[dict]:
     """The messages of a `subscriptions/listen` stream asking for `task_ids`' notifications."""
     params = {"notifications": {"taskIds": task_ids}, "_meta": META}
     message = {"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}
@@ -225,8 +225,9 @@ def test_task_notifications_are_heard_of_the_callers_own_tasks_only_by_the_gatew
     narrowed = [{"server": "/jobs", "methods": ["*"], "tools": ["hello_world"]}]
     scope_update(actor=None, scope=Scope.objects.get(name="reports"), server_rules=narrowed)
     withdrawn = listened(gateway.port, callers["cy"], [theirs])
+    unlisted = listened(gateway.port, callers["bo"], upstream)  # not a list: nothing of it goes on
 
-    assert jobs.listened == [[upstream], [], []]  # no id reaches the server but the caller's own, judged
+    assert jobs.listened == [[upstream], [], [], []]  # no id reaches the server but the caller's own, judged
     assert heard[0] == {
         "jsonrpc": "2.0",
         "method": "notifications/subscriptions/acknowledged",
@@ -236,3 +237,4 @@ def test_task_notifications_are_heard_of_the_callers_own_tasks_only_by_the_gatew
     assert heard[1]["params"]["status"] == "working"
     assert foreign[0]["params"] == {"notifications": {"taskIds": []}}
     assert withdrawn[0]["params"] == {"notifications": {"taskIds": []}}
+    assert unlisted[0]["params"] == {"notifications": {"taskIds": []}}
