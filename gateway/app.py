@@ -263,11 +263,10 @@ def _check(scope, raw: bytes, principal, server_path: str, endpoint: str, unwrap
         payload = unwrap(payload)
         batch, read = jsonrpc.read(payload)
     owner = sessions.owner(principal)
-    server = Target(TargetKind.SERVER, server_path)
 
     def may_call(tool: str) -> bool:  # the one judge's rule, as for a task request of that task
         asked = jsonrpc.Message(raw={}, kind="request", method="tasks/get", tool=tool)
-        return decision.refusal(principal, server, asked) is None
+        return decision.refusal(principal, Target(TargetKind.SERVER, server_path), asked) is None
 
     payload, refused, names = tasks.resolved(
         payload, owner, server_path, calls=not virtual, may_call=may_call

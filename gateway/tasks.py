@@ -96,10 +96,14 @@ class TaskNames:
         self.asked: dict[str, tuple[str, str]] = {}
         self.listening = False  # the request is a `subscriptions/listen` that named tasks
         self.listened: dict[str, str] = {}  # the server's id → the gateway's, of the tasks listened to
-        self.rewritten = False  # the body names the server's ids now: it goes on as rewritten
 
     def __bool__(self) -> bool:
         return bool(self.calls or self.asked or self.listening)
+
+    @property
+    def rewritten(self) -> bool:
+        """Whether the body names the server's ids now (it goes on as rewritten)."""
+        return bool(self.asked) or self.listening
 
     def reads(self, data: bytes) -> bool:
         """Whether an event's data may hold a task id to rename (gateway/streams.py asks)."""
@@ -196,7 +200,6 @@ def resolved(
             request = ResolvedTask({**item, "params": {**params, "taskId": handle.upstream}})
             request.tool, request.member, request.asked_as = handle.tool, handle.member, params["taskId"]
             names.asked[key] = (params["taskId"], handle.upstream)
-            names.rewritten = True
             kept.append(request)
             continue
         if calls and item["method"] == LISTEN and isinstance(params.get("notifications"), dict):
@@ -216,7 +219,7 @@ def _listen(names: TaskNames, item: dict, params: dict, may_call) -> dict:
     if "taskIds" not in notifications:
         return item
     asked = notifications["taskIds"] if isinstance(notifications["taskIds"], list) else []
-    names.listening = names.rewritten = True
+    names.listening = True
     for task_id in asked:
         handle = handle_of(task_id, names.owner, names.target)
         if handle is not None and not handle.member and (may_call is None or may_call(handle.tool)):
